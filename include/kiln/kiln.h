@@ -1,0 +1,205 @@
+/* kiln.h — the public runtime API of kiln.
+ *
+ * Layer: public header. Depends on the C standard library only.
+ * Contract: ../shared/API.md. Every fallible call returns a kiln_status (0 = OK, negative =
+ * error) and writes its result through a final *_out parameter; on failure *out is NULL (or
+ * left unchanged for plain-value outputs) and there is nothing to free.
+ *
+ * Threading: different modules may be used from different threads at once. Methods of one
+ * module may be loaded, unloaded and executed from different threads at once; executions that
+ * share a context or a scratch group are serialised inside the runtime. Executing a method while
+ * another thread unloads that same method is a caller error.
+ */
+#ifndef KILN_KILN_H
+#define KILN_KILN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_VERSION_MAJOR 0
+#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_PATCH 0
+
+#define KILN_MAX_RANK 8
+
+/* The one status list of kiln: X(NAME, value, message). Ranges:
+ *   -1   .. -99   argument and state errors (the caller can fix the call)
+ *   -100 .. -199  resource errors (memory, files, threads)
+ *   -200 .. -299  format and compatibility errors (the bytes are wrong or not for this build/CPU)
+ *   -300 .. -399  backend errors (delegates and their registry)
+ *   -400 .. -499  compiler errors (the model or the compile spec)
+ */
+#define KILN_STATUS_MAP(X)                                                                       \
+    X(OK, 0, "success")                                                                          \
+    X(ERROR_INVALID_ARGUMENT, -1, "invalid argument")                                            \
+    X(ERROR_INVALID_STATE, -2, "object is not in a state that allows this call")                \
+    X(ERROR_NOT_FOUND, -3, "no such method, input, output or name")                              \
+    X(ERROR_INDEX_OUT_OF_RANGE, -4, "index out of range")                                         \
+    X(ERROR_SHAPE_MISMATCH, -5, "tensor shape does not match what the method expects")           \
+    X(ERROR_DTYPE_MISMATCH, -6, "tensor dtype does not match what the method expects")           \
+    X(ERROR_STALE_HANDLE, -7, "handle refers to an object that no longer exists")                \
+    X(ERROR_NOT_SUPPORTED, -8, "operation not supported by this build or object")                \
+    X(ERROR_SHAPE_UNKNOWN, -9, "shape depends on data that is not known yet")                    \
+    X(ERROR_INVALID_VALUE, -10, "tensor data is out of the range the operation accepts")         \
+    X(ERROR_OUT_OF_MEMORY, -100, "out of memory")                                                \
+    X(ERROR_IO, -101, "file could not be read or written")                                      \
+    X(ERROR_THREAD, -102, "thread or lock could not be created")                                 \
+    X(ERROR_LIMIT, -103, "a size or count exceeds what kiln supports")                           \
+    X(ERROR_FORMAT, -200, "file is truncated, corrupt or not a kiln program")                    \
+    X(ERROR_VERSION, -201, "file format version is not supported by this build")                 \
+    X(ERROR_INCOMPATIBLE, -202, "context binary is incompatible with this runtime")              \
+    X(ERROR_NO_RUNNABLE_TARGET, -203, "no record of the context binary can run on this CPU")     \
+    X(ERROR_BACKEND, -300, "backend failed")                                                     \
+    X(ERROR_BACKEND_UNAVAILABLE, -301, "backend is not registered or not available here")        \
+    X(ERROR_BACKEND_REGISTRY_FULL, -302, "backend registry is full")                             \
+    X(ERROR_BACKEND_DUPLICATE, -303, "a backend of that name is already registered")             \
+    X(ERROR_BACKEND_ABI, -304, "backend was built for another ABI version")                      \
+    X(ERROR_UNSUPPORTED_OP, -400, "model uses an operator kiln does not support")               \
+    X(ERROR_MODEL, -401, "model is invalid")                                                     \
+    X(ERROR_COMPILE_SPEC, -402, "compile options are invalid")
+
+typedef enum kiln_status {
+#define KILN_STATUS_ENUM_(name, value, message) KILN_##name = value,
+    KILN_STATUS_MAP(KILN_STATUS_ENUM_)
+#undef KILN_STATUS_ENUM_
+} kiln_status;
+
+/* A fixed, human-readable message for every status (never NULL; unknown codes give
+   "unknown status"). The returned string is static. */
+const char *kiln_status_str(kiln_status status);
+/* The symbolic name of a status without the KILN_ prefix, e.g. "ERROR_FORMAT". Static. */
+const char *kiln_status_name(kiln_status status);
+
+typedef enum kiln_dtype {
+    KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F64,
+    KILN_DTYPE_I8, KILN_DTYPE_I16, KILN_DTYPE_I32, KILN_DTYPE_I64,
+    KILN_DTYPE_U8, KILN_DTYPE_U16, KILN_DTYPE_U32, KILN_DTYPE_U64,
+    KILN_DTYPE_BOOL
+} kiln_dtype;
+#define KILN_DTYPE_COUNT 13
+
+/* Bytes per element of a dtype, 0 for a value that is not a kiln_dtype. */
+size_t kiln_dtype_size(kiln_dtype dtype);
+/* Lower-case name ("f32", "i64", "bool" ...) or "?" . Static. */
+const char *kiln_dtype_name(kiln_dtype dtype);
+
+typedef struct kiln_tensor {
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t shape[KILN_MAX_RANK];
+    void *data;                 /* dense, row-major */
+} kiln_tensor;
+
+/* Number of elements of a tensor's shape (1 for rank 0), or -1 if it overflows int64. */
+int64_t kiln_tensor_numel(const kiln_tensor *tensor);
+
+typedef struct kiln_allocator {
+    void *ctx;
+    void *(*alloc)(void *ctx, size_t size, size_t alignment);   /* NULL on failure */
+    void (*free)(void *ctx, void *ptr);
+} kiln_allocator;
+
+typedef struct kiln_program kiln_program;
+typedef struct kiln_module kiln_module;
+typedef struct kiln_method kiln_method;
+typedef struct kiln_scratch_group kiln_scratch_group;
+
+typedef struct kiln_module_options {
+    size_t struct_size;                 /* sizeof(kiln_module_options); lets the struct grow */
+    const kiln_allocator *allocator;    /* the module's runtime allocator; NULL: the module makes
+                                           its own default one. Must outlive the module. Its
+                                           identity is the module's identity for context sharing:
+                                           modules given the same allocator object share
+                                           contexts, as methods of one module do. */
+    kiln_scratch_group *scratch_group;  /* NULL: default grouping; else share scratch with every
+                                           module given the same group */
+    int num_threads;                    /* 0: one per available core */
+    const char *target;                 /* NULL: best record for this CPU; else that record or an
+                                           error. Not retained after kiln_module_create returns. */
+} kiln_module_options;
+
+/* ---- Programs ------------------------------------------------------------------------------
+ * A program stays valid until kiln_program_close has been called and its last module is
+ * destroyed (closing earlier is allowed; the memory goes when the last module goes). */
+
+/* Maps the file at path read-only and validates every table, count, offset and size in it.
+ * Returns KILN_ERROR_INVALID_ARGUMENT (NULL path/out), KILN_ERROR_IO (cannot open/map),
+ * KILN_ERROR_FORMAT (truncated, corrupt or foreign file), KILN_ERROR_VERSION (newer format),
+ * KILN_ERROR_OUT_OF_MEMORY. The file is not read again after this call except through the
+ * mapping. */
+kiln_status kiln_program_open(const char *path, kiln_program **out);
+/* As kiln_program_open over caller memory; data must be 8-byte aligned (64 for best use) and
+ * must outlive the program. The bytes are read in place, never copied. */
+kiln_status kiln_program_open_memory(const void *data, size_t size, kiln_program **out);
+/* Releases the caller's reference; NULL is ignored. */
+void        kiln_program_close(kiln_program *program);
+
+/* Number of methods in the program and the name of method i (valid while the program is).
+ * kiln_program_method_name returns NULL when i is out of range. */
+size_t      kiln_program_method_count(const kiln_program *program);
+const char *kiln_program_method_name(const kiln_program *program, size_t i);
+
+/* ---- Modules: one loaded instance of a program. options may be NULL (all defaults). --------
+ * Returns KILN_ERROR_INVALID_ARGUMENT (NULL program/out, struct_size too small or options
+ * fields out of range), KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_NO_RUNNABLE_TARGET, KILN_ERROR_THREAD. */
+kiln_status kiln_module_create(kiln_program *program, const kiln_module_options *options, kiln_module **out);
+/* Unloads every method still loaded and frees the module; NULL is ignored. */
+void        kiln_module_destroy(kiln_module *module);
+
+/* ---- Methods --------------------------------------------------------------------------------
+ * kiln_method_load: KILN_ERROR_NOT_FOUND (no method of that name), KILN_ERROR_OUT_OF_MEMORY,
+ * KILN_ERROR_FORMAT (the plan does not verify), backend errors from delegate initialisation.
+ * The method belongs to the module and must be unloaded before or by kiln_module_destroy. */
+kiln_status kiln_method_load(kiln_module *module, const char *name, kiln_method **out);
+/* Releases the method and the references it holds; NULL and stale handles are ignored. */
+void        kiln_method_unload(kiln_method *method);
+size_t      kiln_method_input_count(const kiln_method *method);
+size_t      kiln_method_output_count(const kiln_method *method);
+/* Declared dtype and shape of input/output index; data = NULL. KILN_ERROR_INDEX_OUT_OF_RANGE. */
+kiln_status kiln_method_input_info(const kiln_method *method, size_t index, kiln_tensor *out);
+kiln_status kiln_method_output_info(const kiln_method *method, size_t index, kiln_tensor *out);
+/* Copies tensor->data into the method's input buffer; the caller's buffer is not retained.
+ * KILN_ERROR_INDEX_OUT_OF_RANGE, KILN_ERROR_DTYPE_MISMATCH, KILN_ERROR_SHAPE_MISMATCH (the
+ * shape is not the declared one and the method cannot run with it), KILN_ERROR_STALE_HANDLE. */
+kiln_status kiln_method_set_input(kiln_method *method, size_t index, const kiln_tensor *tensor);
+/* Runs the method on the inputs set so far. KILN_ERROR_INVALID_STATE (an input was never set),
+ * KILN_ERROR_SHAPE_MISMATCH / KILN_ERROR_INVALID_VALUE (data-dependent checks failed),
+ * KILN_ERROR_OUT_OF_MEMORY, backend errors, KILN_ERROR_STALE_HANDLE. */
+kiln_status kiln_method_execute(kiln_method *method);
+/* A view of output index; out->data points into the method's memory and stays valid until the
+ * next execute or unload. KILN_ERROR_INVALID_STATE before the first successful execute. */
+kiln_status kiln_method_get_output(kiln_method *method, size_t index, kiln_tensor *out);
+
+/* Identity of the backend context that delegate call `index` of this method uses (0-based, in
+ * program order). Two methods share a context exactly when they report the same id. Ids are
+ * never reused within a process. */
+size_t      kiln_method_delegate_count(const kiln_method *method);
+kiln_status kiln_method_context_id(const kiln_method *method, size_t index, uint64_t *out);
+
+/* Cross-module scratch sharing (opt-in). The group lives until it has been released and its
+ * last member context is destroyed. */
+kiln_status kiln_scratch_group_create(kiln_scratch_group **out);
+void        kiln_scratch_group_release(kiln_scratch_group *group);
+
+/* Process-wide counters of the compiled backend, for users debugging memory and for tests. */
+typedef struct kiln_runtime_stats {
+    size_t   struct_size;               /* set by the caller to sizeof(kiln_runtime_stats) */
+    uint64_t live_contexts;
+    uint64_t contexts_created;          /* since process start */
+    uint64_t contexts_destroyed;
+    uint64_t live_scratch_groups;
+    uint64_t scratch_bytes_reserved;    /* sum of the scratch buffers currently held */
+} kiln_runtime_stats;
+kiln_status kiln_runtime_stats_get(kiln_runtime_stats *out);
+
+/* "major.minor.patch" of the library. Static. */
+const char *kiln_version_string(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KILN_KILN_H */

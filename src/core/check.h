@@ -1,0 +1,83 @@
+/* check.h — internal check-or-return macros and overflow-safe arithmetic.
+ *
+ * Layer: core (internal). Depends on kiln.h only.
+ * KILN_CHECK returns a status when a condition a caller could cause is false; in debug builds
+ * (KILN_DEBUG) it also logs file, line and the condition, so a failing fuzz input or test says
+ * where it was refused. Constructors use these with one `fail:` label for cleanup.
+ */
+#ifndef KILN_CORE_CHECK_H
+#define KILN_CORE_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kiln/kiln.h"
+
+#ifdef KILN_DEBUG
+#define KILN_CHECK_LOG_(cond) fprintf(stderr, "kiln: %s:%d: check failed: %s\n", __FILE__, __LINE__, cond)
+#else
+#define KILN_CHECK_LOG_(cond) ((void)0)
+#endif
+
+/* Return `status` from the enclosing function unless `cond` holds. */
+#define KILN_CHECK(cond, status)                                                                 \
+    do {                                                                                         \
+        if (!(cond)) {                                                                           \
+            KILN_CHECK_LOG_(#cond);                                                              \
+            return (status);                                                                     \
+        }                                                                                        \
+    } while (0)
+
+/* Evaluate a kiln_status expression and return it from the enclosing function if it failed. */
+#define KILN_TRY(expr)                                                                           \
+    do {                                                                                         \
+        kiln_status kiln_try_status_ = (expr);                                                   \
+        if (kiln_try_status_ != KILN_OK) return kiln_try_status_;                                \
+    } while (0)
+
+/* Set `st` and jump to the function's `fail:` label unless `cond` holds. */
+#define KILN_CHECK_GOTO(cond, st, status)                                                        \
+    do {                                                                                         \
+        if (!(cond)) {                                                                           \
+            KILN_CHECK_LOG_(#cond);                                                              \
+            (st) = (status);                                                                     \
+            goto fail;                                                                           \
+        }                                                                                        \
+    } while (0)
+
+#define KILN_TRY_GOTO(st, expr)                                                                  \
+    do {                                                                                         \
+        (st) = (expr);                                                                           \
+        if ((st) != KILN_OK) goto fail;                                                          \
+    } while (0)
+
+/* SQLite's "believed facts": true in every correct run, but kept as a defensive branch in
+   release builds instead of being compiled out. */
+#ifdef KILN_DEBUG
+#include <assert.h>
+#define KILN_ALWAYS(x) (assert(x), 1)
+#define KILN_NEVER(x) (assert(!(x)), 0)
+#else
+#define KILN_ALWAYS(x) (!!(x))
+#define KILN_NEVER(x) (!!(x))
+#endif
+
+/* Overflow-safe size arithmetic: return false (and leave *out unspecified) on overflow. */
+static inline bool kiln_add_size(size_t a, size_t b, size_t *out) { return !__builtin_add_overflow(a, b, out); }
+static inline bool kiln_mul_size(size_t a, size_t b, size_t *out) { return !__builtin_mul_overflow(a, b, out); }
+static inline bool kiln_add_u64(uint64_t a, uint64_t b, uint64_t *out) { return !__builtin_add_overflow(a, b, out); }
+static inline bool kiln_mul_u64(uint64_t a, uint64_t b, uint64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+static inline bool kiln_mul_i64(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+
+/* True when [offset, offset + size) lies inside [0, limit). */
+static inline bool kiln_range_ok(uint64_t offset, uint64_t size, uint64_t limit)
+{
+    uint64_t end;
+    return kiln_add_u64(offset, size, &end) && end <= limit;
+}
+
+static inline size_t kiln_align_up(size_t x, size_t a) { return (x + (a - 1)) & ~(a - 1); }
+
+#endif /* KILN_CORE_CHECK_H */

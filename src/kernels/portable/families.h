@@ -1,0 +1,21 @@
+/* families.h — the op-family tables that registry.c combines. Each is defined in the file of
+ * the same name (unary.c defines kiln_kernels_unary ...) and ends with an all-zero entry.
+ * Layer: kernels/portable (internal). */
+#ifndef KILN_KERNELS_PORTABLE_FAMILIES_H
+#define KILN_KERNELS_PORTABLE_FAMILIES_H
+
+#include "kernels/portable/kernel.h"
+
+extern const kiln_kernel kiln_kernels_unary[];      /* Abs Neg Exp Log Sqrt Sin Cos Erf Not ... */
+extern const kiln_kernel kiln_kernels_binary[];     /* Add Sub Mul Div Pow, comparisons, logic, Sum/Mean/Max/Min, Where */
+extern const kiln_kernel kiln_kernels_activation[]; /* Relu Sigmoid Tanh LeakyRelu Elu Selu Clip PRelu ... */
+extern const kiln_kernel kiln_kernels_linalg[];     /* Gemm MatMul */
+extern const kiln_kernel kiln_kernels_conv[];       /* Conv ConvTranspose */
+extern const kiln_kernel kiln_kernels_pool[];       /* MaxPool AveragePool Global*Pool */
+extern const kiln_kernel kiln_kernels_norm[];       /* BatchNormalization InstanceNormalization LRN LayerNormalization */
+extern const kiln_kernel kiln_kernels_softmax[];    /* Softmax LogSoftmax */
+extern const kiln_kernel kiln_kernels_reduce[];     /* Reduce* ArgMax ArgMin CumSum */
+extern const kiln_kernel kiln_kernels_shape[];      /* Reshape Flatten Squeeze Unsqueeze Shape Size Identity Dropout Expand Tile ConstantOfShape Range */
+extern const kiln_kernel kiln_kernels_data[];       /* Concat Split Slice Gather Transpose Pad Trilu Cast CastLike */
+
+#endif
