@@ -100,3 +100,16 @@ void *kiln_arena_memdup(kiln_arena *arena, const void *p, size_t size, size_t al
     if (q && size) memcpy(q, p, size);
     return q;
 }
+
+static void *arena_alloc_fn(void *ctx, size_t size, size_t alignment)
+{
+    return kiln_arena_alloc(ctx, size, alignment > 64 ? 64 : alignment);
+}
+
+static void arena_free_fn(void *ctx, void *ptr) { (void)ctx, (void)ptr; }
+
+kiln_allocator kiln_arena_as_allocator(kiln_arena *arena)
+{
+    kiln_allocator a = {arena, arena_alloc_fn, arena_free_fn};
+    return a;
+}

@@ -36,4 +36,9 @@ void *kiln_arena_memdup(kiln_arena *arena, const void *p, size_t size, size_t al
 /* Overflow-checked n * size allocation. */
 void *kiln_arena_alloc_array(kiln_arena *arena, size_t n, size_t size, size_t alignment);
 
+
+
+/* A kiln_allocator view of the arena (free is a no-op; memory goes with the arena), for code
+   that takes an allocator but whose results should live exactly as long as the arena. */
+kiln_allocator kiln_arena_as_allocator(kiln_arena *arena);
 #endif

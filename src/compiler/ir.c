@@ -1,0 +1,78 @@
+/* ir.c — graph IR storage. Layer: compiler. */
+#include "compiler/ir.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/check.h"
+
+void kiln_ir_graph_init(kiln_ir_graph *g, const kiln_allocator *allocator, char *message, size_t message_size)
+{
+    memset(g, 0, sizeof *g);
+    g->allocator = allocator;
+    kiln_arena_init(&g->arena, allocator, 256 * 1024);
+    g->message = message;
+    g->message_size = message_size;
+    if (message && message_size) message[0] = '\0';
+}
+
+void kiln_ir_graph_deinit(kiln_ir_graph *g) { kiln_arena_deinit(&g->arena); }
+
+/* Grow an arena array to hold one more element; old storage stays in the arena (compile-time
+   graphs are small next to their weights, so the waste does not matter). */
+static bool grow(kiln_arena *arena, void **items, size_t *cap, size_t n, size_t item_size)
+{
+    if (n < *cap) return true;
+    size_t new_cap = *cap ? *cap * 2 : 64;
+    void *p = kiln_arena_alloc_array(arena, new_cap, item_size, 16);
+    if (!p) return false;
+    if (n) memcpy(p, *items, n * item_size);
+    *items = p;
+    *cap = new_cap;
+    return true;
+}
+
+kiln_status kiln_ir_value_add(kiln_ir_graph *g, const char *name, int32_t *out)
+{
+    KILN_CHECK(g->n_values < INT32_MAX, KILN_ERROR_LIMIT);
+    KILN_CHECK(grow(&g->arena, (void **)&g->values, &g->cap_values, g->n_values, sizeof *g->values),
+               KILN_ERROR_OUT_OF_MEMORY);
+    kiln_ir_value *v = &g->values[g->n_values];
+    memset(v, 0, sizeof *v);
+    v->name = kiln_arena_strdup(&g->arena, name ? name : "");
+    KILN_CHECK(v->name, KILN_ERROR_OUT_OF_MEMORY);
+    v->producer = -1;
+    v->first_use = v->last_use = -1;
+    *out = (int32_t)g->n_values++;
+    return KILN_OK;
+}
+
+kiln_status kiln_ir_node_add(kiln_ir_graph *g, size_t n_inputs, size_t n_outputs, int32_t *out)
+{
+    KILN_CHECK(g->n_nodes < INT32_MAX, KILN_ERROR_LIMIT);
+    KILN_CHECK(grow(&g->arena, (void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof *g->nodes),
+               KILN_ERROR_OUT_OF_MEMORY);
+    kiln_ir_node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->inputs = KILN_ARENA_ARRAY(&g->arena, int32_t, n_inputs ? n_inputs : 1);
+    n->outputs = KILN_ARENA_ARRAY(&g->arena, int32_t, n_outputs ? n_outputs : 1);
+    KILN_CHECK(n->inputs && n->outputs, KILN_ERROR_OUT_OF_MEMORY);
+    for (size_t i = 0; i < n_inputs; i++) n->inputs[i] = -1;
+    for (size_t i = 0; i < n_outputs; i++) n->outputs[i] = -1;
+    n->node.n_inputs = n_inputs;
+    n->node.n_outputs = n_outputs;
+    *out = (int32_t)g->n_nodes++;
+    return KILN_OK;
+}
+
+kiln_status kiln_ir_fail(kiln_ir_graph *g, kiln_status status, const char *fmt, ...)
+{
+    if (g->message && g->message_size && g->message[0] == '\0') {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(g->message, g->message_size, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}

@@ -1,0 +1,71 @@
+/* ir.h — the compiler's graph IR: values and nodes in topological order.
+ *
+ * Layer: compiler. Depends on core and kernels/portable (nodes are kiln_node, the very struct
+ * the kernels take, so shape inference and folding call the kernels directly).
+ * Every piece of a graph lives in its arena and dies with kiln_ir_graph_deinit. Values are
+ * referred to by index; -1 means "absent" (empty optional input or unused output).
+ */
+#ifndef KILN_COMPILER_IR_H
+#define KILN_COMPILER_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/arena.h"
+#include "kernels/portable/kernel.h"
+
+typedef struct kiln_ir_value {
+    const char *name;
+    kiln_tensor t;          /* dtype always; rank/shape when shape_known; data when is_const */
+    bool typed;             /* dtype known */
+    bool shape_known;
+    bool is_const;          /* data holds the value (initializer or folded) */
+    bool is_input;
+    bool is_output;
+    int32_t producer;       /* node index, -1 for graph inputs and constants */
+    /* filled by the planner */
+    int32_t first_use, last_use; /* instruction positions; -1 when unused */
+    uint64_t offset;        /* byte offset in the activation arena */
+    uint64_t size;          /* bytes */
+} kiln_ir_value;
+
+typedef struct kiln_ir_node {
+    kiln_node node;         /* op, name, opset, attrs, n_inputs, n_outputs */
+    int32_t *inputs;        /* (node.n_inputs) value index or -1 */
+    int32_t *outputs;       /* (node.n_outputs) value index or -1 */
+    const kiln_kernel *kernel;
+    uint64_t scratch_size;  /* from infer(), when shapes are known */
+    bool removed;           /* folded away or dead */
+} kiln_ir_node;
+
+typedef struct kiln_ir_graph {
+    kiln_arena arena;
+    const kiln_allocator *allocator;
+    kiln_ir_value *values;  /* (n_values) */
+    size_t n_values, cap_values;
+    kiln_ir_node *nodes;    /* (n_nodes) */
+    size_t n_nodes, cap_nodes;
+    int32_t *inputs;        /* (n_inputs) value indices of the runtime inputs, in model order */
+    size_t n_inputs;
+    int32_t *outputs;       /* (n_outputs) value indices of the graph outputs, in model order */
+    size_t n_outputs;
+    int opset;
+    char *message;          /* diagnostics buffer (message_size bytes), owned by the caller */
+    size_t message_size;
+} kiln_ir_graph;
+
+void kiln_ir_graph_init(kiln_ir_graph *g, const kiln_allocator *allocator, char *message, size_t message_size);
+void kiln_ir_graph_deinit(kiln_ir_graph *g);
+/* Append a value/node; index through *out. KILN_ERROR_OUT_OF_MEMORY. */
+kiln_status kiln_ir_value_add(kiln_ir_graph *g, const char *name, int32_t *out);
+kiln_status kiln_ir_node_add(kiln_ir_graph *g, size_t n_inputs, size_t n_outputs, int32_t *out);
+/* printf into g->message (first error wins: later calls do not overwrite) and return status. */
+kiln_status kiln_ir_fail(kiln_ir_graph *g, kiln_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Shape inference and constant folding in one pass over the nodes (infer.c). Values whose
+ * shape depends on runtime data stay !shape_known. Nodes whose inputs are all constant are
+ * run at compile time and marked removed. */
+kiln_status kiln_ir_infer_and_fold(kiln_ir_graph *g);
+
+#endif

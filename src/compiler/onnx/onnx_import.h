@@ -1,0 +1,17 @@
+/* onnx_import.h — ONNX ModelProto -> compiler IR.
+ * Layer: compiler/onnx. */
+#ifndef KILN_COMPILER_ONNX_IMPORT_H
+#define KILN_COMPILER_ONNX_IMPORT_H
+
+#include "compiler/ir.h"
+#include "kiln/compiler.h"
+
+/* Parse a serialized ModelProto and build g: initializers and Constant nodes become constant
+ * values, the other graph inputs become runtime inputs (shapes from the model, overridden by
+ * `shapes`), each node is bound to its portable kernel. KILN_ERROR_MODEL (not a model, dangling
+ * names, symbolic input dims without an override), KILN_ERROR_UNSUPPORTED_OP (message names op,
+ * domain, opset and node), KILN_ERROR_OUT_OF_MEMORY. */
+kiln_status kiln_onnx_import(kiln_ir_graph *g, const void *bytes, size_t size, const kiln_input_shape *shapes,
+                             size_t n_shapes);
+
+#endif

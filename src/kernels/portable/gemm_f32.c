@@ -1,0 +1,172 @@
+/* gemm_f32.c — cache-blocked f32 GEMM in portable C (see gemm_f32.h for the contract).
+ *
+ * Layer: kernels/portable (internal). No intrinsics: the micro-kernel is written as short
+ * fixed-trip loops over a small accumulator tile so that gcc/clang at -O2 keep the tile in
+ * vector registers and vectorize the NR-wide updates for whatever ISA the build targets.
+ *
+ * Blocking (Goto/BLIS order), for each block the data that is reused most sits closest:
+ *
+ *   for jc in n by NC:                  B block  (KC x NC)  packed once, lives in L2
+ *     for pc in k by KC:
+ *       pack B[pc.., jc..] into NR-wide column panels      Bp: [panel][p][NR]
+ *       for ic in m by MC:              A block  (MC x KC)  packed, lives in L1/L2
+ *         pack A[ic.., pc..] into MR-high row panels       Ap: [panel][p][MR]
+ *         for jr in nc by NR, ir in mc by MR:
+ *           micro-kernel: MR x NR tile of C += Ap panel * Bp panel (kc long)
+ *
+ * Panels are zero-padded to full MR / NR, so the micro-kernel always computes a full tile; only
+ * the store of an edge tile is clipped. beta is applied on the first k block only (later blocks
+ * accumulate with beta = 1), alpha at every store.
+ */
+#include "kernels/portable/gemm_f32.h"
+
+#include <string.h>
+
+enum {
+    GEMM_MR = 4,    /* rows of the register tile */
+    GEMM_NR = 16,   /* columns of the register tile: a multiple of every vector width */
+    GEMM_KC = 256,  /* depth of one packed block */
+    GEMM_MC = 128,  /* rows of one packed A block (multiple of MR) */
+    GEMM_NC = 512,  /* columns of one packed B block (multiple of NR) */
+};
+
+static int64_t min_i64(int64_t x, int64_t y) { return x < y ? x : y; }
+static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+size_t kiln_gemm_f32_scratch_size(int64_t m, int64_t n, int64_t k)
+{
+    if (m <= 0 || n <= 0 || k <= 0) return 0;
+    int64_t kc = min_i64(k, GEMM_KC);
+    int64_t a_floats = round_up(min_i64(m, GEMM_MC), GEMM_MR) * kc;
+    int64_t b_floats = round_up(min_i64(n, GEMM_NC), GEMM_NR) * kc;
+    /* B first; A's offset is rounded to 64 bytes so both packs start cache-line aligned. */
+    return (size_t)(round_up(b_floats, 16) + a_floats) * sizeof(float);
+}
+
+/* Ap[panel][p][MR] from rows [0, mc) and depth [0, kc) of a; rows past mc are zero. */
+static void pack_a(int64_t mc, int64_t kc, const float *a, int64_t rs, int64_t cs, float *restrict ap)
+{
+    for (int64_t i0 = 0; i0 < mc; i0 += GEMM_MR) {
+        int64_t rows = min_i64(GEMM_MR, mc - i0);
+        const float *src = a + i0 * rs;
+        if (rows == GEMM_MR && cs == 1) {
+            /* The common row-major case: MR contiguous row streams. */
+            for (int64_t p = 0; p < kc; p++)
+                for (int64_t i = 0; i < GEMM_MR; i++) ap[p * GEMM_MR + i] = src[i * rs + p];
+        } else {
+            for (int64_t p = 0; p < kc; p++) {
+                for (int64_t i = 0; i < rows; i++) ap[p * GEMM_MR + i] = src[i * rs + p * cs];
+                for (int64_t i = rows; i < GEMM_MR; i++) ap[p * GEMM_MR + i] = 0.0f;
+            }
+        }
+        ap += GEMM_MR * kc;
+    }
+}
+
+/* Bp[panel][p][NR] from depth [0, kc) and columns [0, nc) of b; columns past nc are zero. */
+static void pack_b(int64_t kc, int64_t nc, const float *b, int64_t rs, int64_t cs, float *restrict bp)
+{
+    for (int64_t j0 = 0; j0 < nc; j0 += GEMM_NR) {
+        int64_t cols = min_i64(GEMM_NR, nc - j0);
+        const float *src = b + j0 * cs;
+        if (cols == GEMM_NR && cs == 1) {
+            for (int64_t p = 0; p < kc; p++) memcpy(bp + p * GEMM_NR, src + p * rs, GEMM_NR * sizeof(float));
+        } else if (cols == GEMM_NR && rs == 1) {
+            /* B is transposed (its columns are contiguous): read NR columns in parallel. */
+            for (int64_t p = 0; p < kc; p++)
+                for (int64_t j = 0; j < GEMM_NR; j++) bp[p * GEMM_NR + j] = src[j * cs + p];
+        } else {
+            for (int64_t p = 0; p < kc; p++) {
+                for (int64_t j = 0; j < cols; j++) bp[p * GEMM_NR + j] = src[p * rs + j * cs];
+                for (int64_t j = cols; j < GEMM_NR; j++) bp[p * GEMM_NR + j] = 0.0f;
+            }
+        }
+        bp += GEMM_NR * kc;
+    }
+}
+
+/* tile[MR][NR] = Ap panel (kc x MR) ^T * Bp panel (kc x NR). The fixed trip counts let the
+   compiler unroll i and vectorize j, keeping all MR * NR accumulators in registers. */
+static void micro_kernel(int64_t kc, const float *restrict ap, const float *restrict bp,
+                         float tile[GEMM_MR][GEMM_NR])
+{
+    float acc[GEMM_MR][GEMM_NR];
+    for (int i = 0; i < GEMM_MR; i++)
+        for (int j = 0; j < GEMM_NR; j++) acc[i][j] = 0.0f;
+    for (int64_t p = 0; p < kc; p++) {
+        const float *restrict a = ap + p * GEMM_MR;
+        const float *restrict b = bp + p * GEMM_NR;
+        for (int i = 0; i < GEMM_MR; i++)
+            for (int j = 0; j < GEMM_NR; j++) acc[i][j] += a[i] * b[j];
+    }
+    memcpy(tile, acc, sizeof acc);
+}
+
+/* C[0..rows, 0..cols] = alpha * tile + beta * C, with beta == 0 never reading C. */
+static void store_tile(int64_t rows, int64_t cols, float alpha, float beta, float tile[GEMM_MR][GEMM_NR],
+                       float *c, int64_t ldc)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        float *restrict row = c + i * ldc;
+        const float *t = tile[i];
+        if (beta == 0.0f)
+            for (int64_t j = 0; j < cols; j++) row[j] = alpha * t[j];
+        else if (beta == 1.0f)
+            for (int64_t j = 0; j < cols; j++) row[j] += alpha * t[j];
+        else
+            for (int64_t j = 0; j < cols; j++) row[j] = alpha * t[j] + beta * row[j];
+    }
+}
+
+/* C (m, n) = beta * C, the whole result when k == 0 or alpha == 0. */
+static void scale_c(int64_t m, int64_t n, float beta, float *c, int64_t ldc)
+{
+    for (int64_t i = 0; i < m; i++) {
+        float *row = c + i * ldc;
+        if (beta == 0.0f) memset(row, 0, (size_t)n * sizeof(float));
+        else if (beta != 1.0f)
+            for (int64_t j = 0; j < n; j++) row[j] *= beta;
+    }
+}
+
+/* One packed A block times one packed B block into C (mc x nc). */
+static void block_multiply(int64_t mc, int64_t nc, int64_t kc, float alpha, float beta, const float *ap,
+                           const float *bp, float *c, int64_t ldc)
+{
+    float tile[GEMM_MR][GEMM_NR];
+    for (int64_t j0 = 0; j0 < nc; j0 += GEMM_NR) {
+        int64_t cols = min_i64(GEMM_NR, nc - j0);
+        const float *b_panel = bp + j0 * kc;
+        for (int64_t i0 = 0; i0 < mc; i0 += GEMM_MR) {
+            int64_t rows = min_i64(GEMM_MR, mc - i0);
+            micro_kernel(kc, ap + i0 * kc, b_panel, tile);
+            store_tile(rows, cols, alpha, beta, tile, c + i0 * ldc + j0, ldc);
+        }
+    }
+}
+
+void kiln_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, kiln_gemm_f32_operand a,
+                   kiln_gemm_f32_operand b, float beta, float *c, int64_t ldc, void *scratch)
+{
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0 || alpha == 0.0f) {
+        scale_c(m, n, beta, c, ldc);
+        return;
+    }
+    int64_t kc_max = min_i64(k, GEMM_KC);
+    float *bp = scratch;
+    float *ap = bp + round_up(round_up(min_i64(n, GEMM_NC), GEMM_NR) * kc_max, 16);
+    for (int64_t jc = 0; jc < n; jc += GEMM_NC) {
+        int64_t nc = min_i64(GEMM_NC, n - jc);
+        for (int64_t pc = 0; pc < k; pc += GEMM_KC) {
+            int64_t kc = min_i64(GEMM_KC, k - pc);
+            float beta_block = pc == 0 ? beta : 1.0f;
+            pack_b(kc, nc, b.data + pc * b.row_stride + jc * b.col_stride, b.row_stride, b.col_stride, bp);
+            for (int64_t ic = 0; ic < m; ic += GEMM_MC) {
+                int64_t mc = min_i64(GEMM_MC, m - ic);
+                pack_a(mc, kc, a.data + ic * a.row_stride + pc * a.col_stride, a.row_stride, a.col_stride, ap);
+                block_multiply(mc, nc, kc, alpha, beta_block, ap, bp, c + ic * ldc + jc, ldc);
+            }
+        }
+    }
+}
