@@ -1,1 +1,0 @@
-/* placeholder until the program reader lands */

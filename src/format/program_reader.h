@@ -1,0 +1,48 @@
+/* program_reader.h — validating, zero-copy view of a program file.
+ *
+ * Layer: format. Depends on core. kiln_program_view_init checks every count, offset, size and
+ * reference in the file with overflow-safe arithmetic before returning; afterwards the runtime
+ * may follow any reference without further checks. Nothing is copied: the view points into
+ * the caller's bytes, which must stay mapped while the view is used.
+ */
+#ifndef KILN_FORMAT_PROGRAM_READER_H
+#define KILN_FORMAT_PROGRAM_READER_H
+
+#include <stddef.h>
+
+#include "format/program_format.h"
+#include "kiln/kiln.h"
+
+typedef struct kiln_program_view {
+    const uint8_t *base;
+    uint64_t size;
+    const char *strings;              /* (n_strings bytes), last byte NUL */
+    uint64_t n_strings;
+    const int64_t *i64;               /* (n_i64) */
+    uint64_t n_i64;
+    const int32_t *i32;               /* (n_i32) */
+    uint64_t n_i32;
+    const kiln_fmt_segment *segments; /* (n_segments) */
+    uint64_t n_segments;
+    const kiln_fmt_method *methods;   /* (n_methods) */
+    uint64_t n_methods;
+    const kiln_fmt_value *values;     /* (n_values) */
+    uint64_t n_values;
+    const kiln_fmt_instr *instrs;     /* (n_instrs) */
+    uint64_t n_instrs;
+    const kiln_fmt_attr *attrs;       /* (n_attrs) */
+    uint64_t n_attrs;
+} kiln_program_view;
+
+/* KILN_ERROR_FORMAT (truncated, corrupt, foreign), KILN_ERROR_VERSION (other format version),
+ * KILN_ERROR_INVALID_ARGUMENT (NULL or misaligned data: it must be 8-byte aligned). */
+kiln_status kiln_program_view_init(kiln_program_view *view, const void *data, size_t size);
+
+/* Accessors for references that init() validated. */
+static inline const char *kiln_view_string(const kiln_program_view *v, uint32_t offset) { return v->strings + offset; }
+static inline const void *kiln_view_segment_data(const kiln_program_view *v, uint32_t segment)
+{
+    return v->base + v->segments[segment].offset;
+}
+
+#endif
