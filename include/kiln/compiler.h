@@ -39,6 +39,9 @@ typedef struct kiln_compile_options {
     const kiln_allocator *allocator;        /* NULL: default; every compile-time allocation */
     const kiln_input_shape *input_shapes;   /* (n_input_shapes), by input name; not retained */
     size_t n_input_shapes;
+    int input_shapes_by_position;           /* nonzero: input_shapes[i] is the i-th runtime input
+                                               (graph inputs that are not initializers, in model
+                                               order) and names are ignored */
     int no_delegate;                        /* keep every op on portable kernels */
 } kiln_compile_options;
 

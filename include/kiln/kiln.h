@@ -159,6 +159,10 @@ kiln_status kiln_method_load(kiln_module *module, const char *name, kiln_method 
 void        kiln_method_unload(kiln_method *method);
 size_t      kiln_method_input_count(const kiln_method *method);
 size_t      kiln_method_output_count(const kiln_method *method);
+/* Name of input/output index as the model gave it (valid while the method is loaded), or NULL
+ * for an out-of-range index or a stale handle. */
+const char *kiln_method_input_name(const kiln_method *method, size_t index);
+const char *kiln_method_output_name(const kiln_method *method, size_t index);
 /* Declared dtype and shape of input/output index; data = NULL. KILN_ERROR_INDEX_OUT_OF_RANGE. */
 kiln_status kiln_method_input_info(const kiln_method *method, size_t index, kiln_tensor *out);
 kiln_status kiln_method_output_info(const kiln_method *method, size_t index, kiln_tensor *out);

@@ -39,7 +39,7 @@ static kiln_status compile_method(const kiln_compile_options *opt, const kiln_al
         bytes = file;
     }
     kiln_ir_graph_init(g, a, message, message_size);
-    st = kiln_onnx_import(g, bytes, size, opt->input_shapes, opt->n_input_shapes);
+    st = kiln_onnx_import(g, bytes, size, opt->input_shapes, opt->n_input_shapes, opt->input_shapes_by_position != 0);
     kiln_free(a, file); /* the IR holds copies of everything it needs */
     if (st != KILN_OK) return st;
     KILN_TRY(kiln_ir_infer_and_fold(g));

@@ -93,7 +93,7 @@ static bool run_case(const char *dir, char *why, size_t why_size)
             goto done;
         }
     }
-    kiln_status st = kiln_onnx_import(&g, bytes, size, shapes, (size_t)n_in);
+    kiln_status st = kiln_onnx_import(&g, bytes, size, shapes, (size_t)n_in, false);
     if (st != KILN_OK) {
         snprintf(why, why_size, "import: %s", msg);
         goto done;

@@ -15,6 +15,7 @@
 
 typedef struct importer {
     kiln_ir_graph *g;
+    bool shapes_by_position;
     kiln_strmap names;
     kiln_allocator arena_alloc;
 } importer;
@@ -73,7 +74,9 @@ static kiln_status add_input(importer *im, const Onnx__ValueInfoProto *vi, const
         return kiln_ir_fail(g, KILN_ERROR_NOT_SUPPORTED, "input '%s': element type %d is not supported", name,
                             (int)tp->tensor_type->elem_type);
     val->typed = true;
-    const kiln_input_shape *override = find_shape(shapes, n_shapes, name);
+    const kiln_input_shape *override = im->shapes_by_position
+                                           ? (im->g->n_inputs < n_shapes ? &shapes[im->g->n_inputs] : NULL)
+                                           : find_shape(shapes, n_shapes, name);
     if (override) {
         KILN_CHECK(override->rank <= KILN_MAX_RANK, KILN_ERROR_INVALID_ARGUMENT);
         val->t.rank = override->rank;
@@ -303,7 +306,7 @@ static kiln_status import_graph(importer *im, const Onnx__ModelProto *m, const k
         KILN_TRY(add_input(im, gp->input[i], shapes, n_shapes, &g->inputs[g->n_inputs]));
         g->n_inputs++;
     }
-    for (size_t i = 0; i < n_shapes; i++) {
+    for (size_t i = 0; i < n_shapes && !im->shapes_by_position; i++) {
         int32_t v = shapes[i].name ? kiln_strmap_get(&im->names, shapes[i].name) : -1;
         if (v < 0 || !g->values[v].is_input)
             return kiln_ir_fail(g, KILN_ERROR_INVALID_ARGUMENT, "--input-shape names '%s', which is not a model input",
@@ -324,12 +327,12 @@ static kiln_status import_graph(importer *im, const Onnx__ModelProto *m, const k
 }
 
 kiln_status kiln_onnx_import(kiln_ir_graph *g, const void *bytes, size_t size, const kiln_input_shape *shapes,
-                             size_t n_shapes)
+                             size_t n_shapes, bool shapes_by_position)
 {
     ProtobufCAllocator pa = {pb_alloc, pb_free, (void *)g->allocator};
     Onnx__ModelProto *m = onnx__model_proto__unpack(&pa, size, bytes);
     if (!m) return kiln_ir_fail(g, KILN_ERROR_MODEL, "not a valid ONNX model (protobuf parse failed)");
-    importer im = {.g = g};
+    importer im = {.g = g, .shapes_by_position = shapes_by_position};
     kiln_strmap_init(&im.names, &g->arena);
     im.arena_alloc = kiln_arena_as_allocator(&g->arena);
     kiln_status st = import_graph(&im, m, shapes, n_shapes);

@@ -8,10 +8,10 @@
 
 /* Parse a serialized ModelProto and build g: initializers and Constant nodes become constant
  * values, the other graph inputs become runtime inputs (shapes from the model, overridden by
- * `shapes`), each node is bound to its portable kernel. KILN_ERROR_MODEL (not a model, dangling
+ * `shapes`, by name or, with shapes_by_position, by runtime-input position), each node is bound to its portable kernel. KILN_ERROR_MODEL (not a model, dangling
  * names, symbolic input dims without an override), KILN_ERROR_UNSUPPORTED_OP (message names op,
  * domain, opset and node), KILN_ERROR_OUT_OF_MEMORY. */
 kiln_status kiln_onnx_import(kiln_ir_graph *g, const void *bytes, size_t size, const kiln_input_shape *shapes,
-                             size_t n_shapes);
+                             size_t n_shapes, bool shapes_by_position);
 
 #endif

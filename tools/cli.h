@@ -1,0 +1,46 @@
+/* cli.h — shared pieces of the kiln command-line tool: exit statuses, error reporting,
+ * option parsing helpers and tensor files.
+ *
+ * Layer: tools. Uses the public API (kiln.h, compiler.h) plus tools/io.
+ *
+ * Exit statuses (documented in docs/cli.md):
+ *   0  success
+ *   1  failure while running (I/O, runtime error, execution error)
+ *   2  usage error (unknown option, missing argument, bad value)
+ *   3  the model uses an operator (or operator form) kiln does not support
+ *   4  invalid input: corrupt or foreign model, program or tensor file, inconsistent model
+ */
+#ifndef KILN_TOOLS_CLI_H
+#define KILN_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kiln/compiler.h"
+#include "kiln/kiln.h"
+
+enum { KILN_EXIT_OK = 0, KILN_EXIT_FAILURE = 1, KILN_EXIT_USAGE = 2, KILN_EXIT_UNSUPPORTED = 3, KILN_EXIT_INVALID = 4 };
+
+/* Print "kiln: <message>" as one line on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Map a status to the documented exit status. */
+int cli_exit_status(kiln_status st);
+/* Parse "NAME=D0,D1,..." in place (the '=' becomes the name's terminator, so spec must outlive
+   *out). Without "NAME=" the shape is positional (name NULL). false on a malformed spec. */
+bool cli_parse_shape(char *spec, kiln_input_shape *out);
+/* Parse a non-negative integer option value. */
+bool cli_parse_int(const char *s, long min, long max, long *out);
+/* true when s ends with suffix. */
+bool cli_ends_with(const char *s, const char *suffix);
+/* Load a .npy or ONNX TensorProto .pb file; data from the default allocator (free()). */
+kiln_status cli_load_tensor(const char *path, kiln_tensor *out);
+/* Print a one-line description "f32 [1,3,224,224]" into buf. */
+void cli_format_shape(const kiln_tensor *t, char *buf, size_t size);
+/* Monotonic clock in seconds. */
+double cli_now(void);
+
+int cmd_compile(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+
+#endif

@@ -1,0 +1,102 @@
+/* cmd_compile.c — `kiln compile`: ONNX models -> a .kiln program. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+#define MAX_METHODS 64
+#define MAX_SHAPES 64
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kiln compile (MODEL.onnx | --method NAME=MODEL.onnx ...) -o OUT.kiln [options]\n"
+            "\n"
+            "Compiles ONNX models into a kiln program. A single positional model becomes the method\n"
+            "'forward'; --method adds named methods (e.g. prefill and decode) to one program.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output FILE           program to write (required); written atomically\n"
+            "  --method NAME=MODEL.onnx    add a method (repeatable)\n"
+            "  --input-shape NAME=D0,D1,.. static shape for a model input, needed for symbolic\n"
+            "                              dimensions such as a dynamic batch (repeatable)\n"
+            "  --no-delegate               keep every op on the portable kernels\n"
+            "  -h, --help                  show this help\n"
+            "\n"
+            "Exit status: 0 ok, 1 failure, 2 usage error, 3 unsupported operator (the message names the\n"
+            "op, its domain, opset and node), 4 invalid model.\n");
+}
+
+int cmd_compile(int argc, char **argv)
+{
+    kiln_compile_method methods[MAX_METHODS];
+    kiln_input_shape shapes[MAX_SHAPES];
+    size_t n_methods = 0, n_shapes = 0;
+    const char *out = NULL, *positional = NULL;
+    int no_delegate = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return KILN_EXIT_OK;
+        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && has_value) {
+            out = argv[++i];
+        } else if (strcmp(a, "--method") == 0 && has_value) {
+            char *spec = argv[++i], *eq = strchr(spec, '=');
+            if (!eq || eq == spec || !eq[1] || n_methods == MAX_METHODS) {
+                cli_error("--method wants NAME=MODEL.onnx, got '%s'", spec);
+                return KILN_EXIT_USAGE;
+            }
+            *eq = '\0';
+            methods[n_methods++] = (kiln_compile_method){.name = spec, .model_path = eq + 1};
+        } else if (strcmp(a, "--input-shape") == 0 && has_value) {
+            char *spec = argv[++i];
+            if (n_shapes == MAX_SHAPES || !cli_parse_shape(spec, &shapes[n_shapes]) || !shapes[n_shapes].name) {
+                cli_error("--input-shape wants NAME=D0,D1,... with non-negative integers, got '%s'", spec);
+                return KILN_EXIT_USAGE;
+            }
+            n_shapes++;
+        } else if (strcmp(a, "--no-delegate") == 0) {
+            no_delegate = 1;
+        } else if (a[0] == '-') {
+            cli_error("compile: unknown or incomplete option '%s' (try 'kiln compile --help')", a);
+            return KILN_EXIT_USAGE;
+        } else if (!positional) {
+            positional = a;
+        } else {
+            cli_error("compile: more than one model given ('%s' and '%s'); use --method NAME=MODEL for several", positional, a);
+            return KILN_EXIT_USAGE;
+        }
+    }
+    if (positional) {
+        if (n_methods) {
+            cli_error("compile: give either one MODEL.onnx or --method NAME=MODEL.onnx options, not both");
+            return KILN_EXIT_USAGE;
+        }
+        methods[n_methods++] = (kiln_compile_method){.name = "forward", .model_path = positional};
+    }
+    if (!n_methods) {
+        cli_error("compile: no model given (try 'kiln compile --help')");
+        return KILN_EXIT_USAGE;
+    }
+    if (!out) {
+        cli_error("compile: no output file given; add -o OUT.kiln");
+        return KILN_EXIT_USAGE;
+    }
+    kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = shapes, .n_input_shapes = n_shapes,
+                                .no_delegate = no_delegate};
+    char message[1024];
+    double t0 = cli_now();
+    kiln_status st = kiln_compile_file(&opt, methods, n_methods, out, message, sizeof message);
+    if (st != KILN_OK) {
+        cli_error("compile failed: %s", message[0] ? message : kiln_status_str(st));
+        return cli_exit_status(st);
+    }
+    struct stat sb;
+    long long size = stat(out, &sb) == 0 ? (long long)sb.st_size : -1;
+    printf("compiled %zu method%s into %s (%lld bytes) in %.1f ms\n", n_methods, n_methods == 1 ? "" : "s", out, size,
+           1e3 * (cli_now() - t0));
+    return KILN_EXIT_OK;
+}

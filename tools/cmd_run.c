@@ -1,0 +1,326 @@
+/* cmd_run.c — `kiln run`: load a program (or compile an .onnx in memory), feed inputs, write
+ * outputs, report timing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "core/alloc.h"
+#include "io/npy.h"
+
+#define MAX_INPUTS 64
+
+typedef struct run_args {
+    const char *program, *method, *inputs_dir, *outputs_dir, *target;
+    char *input_specs[MAX_INPUTS];
+    size_t n_input_specs;
+    kiln_input_shape shapes[MAX_INPUTS];
+    size_t n_shapes;
+    long threads, iterations;
+    bool quiet;
+} run_args;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kiln run PROGRAM(.kiln|.onnx) [options]\n"
+            "\n"
+            "Runs a method of a program on input tensors (.npy, or ONNX TensorProto .pb) and prints\n"
+            "each output's shape, its first values and the time taken. An .onnx model is compiled\n"
+            "in memory first (input shapes taken from the input files unless --input-shape is given).\n"
+            "\n"
+            "options:\n"
+            "  --method NAME              method to run (default: forward, or the only method)\n"
+            "  --inputs DIR               read input_<i>.npy or input_<i>.pb for every input i\n"
+            "  --input [NAME=]FILE        one input, by name or by position (repeatable)\n"
+            "  --outputs DIR              write output_<i>.npy for every output i\n"
+            "  --input-shape NAME=D0,..   input shape when compiling an .onnx (repeatable)\n"
+            "  --target T                 force a context-binary record (e.g. generic)\n"
+            "  --threads N                worker threads (0 = one per core)\n"
+            "  --iterations N             execute N times and report min/median time (default 1)\n"
+            "  -q, --quiet                print nothing but errors\n"
+            "  -h, --help                 show this help\n");
+}
+
+static int parse(int argc, char **argv, run_args *r)
+{
+    memset(r, 0, sizeof *r);
+    r->iterations = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool v = i + 1 < argc;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return -1;
+        } else if (strcmp(a, "--method") == 0 && v) r->method = argv[++i];
+        else if (strcmp(a, "--inputs") == 0 && v) r->inputs_dir = argv[++i];
+        else if (strcmp(a, "--outputs") == 0 && v) r->outputs_dir = argv[++i];
+        else if (strcmp(a, "--target") == 0 && v) r->target = argv[++i];
+        else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) r->quiet = true;
+        else if (strcmp(a, "--input") == 0 && v) {
+            if (r->n_input_specs == MAX_INPUTS) return KILN_EXIT_USAGE;
+            r->input_specs[r->n_input_specs++] = argv[++i];
+        } else if (strcmp(a, "--input-shape") == 0 && v) {
+            char *spec = argv[++i];
+            if (r->n_shapes == MAX_INPUTS || !cli_parse_shape(spec, &r->shapes[r->n_shapes]) || !r->shapes[r->n_shapes].name) {
+                cli_error("--input-shape wants NAME=D0,D1,..., got '%s'", spec);
+                return KILN_EXIT_USAGE;
+            }
+            r->n_shapes++;
+        } else if (strcmp(a, "--threads") == 0 && v) {
+            if (!cli_parse_int(argv[++i], 0, 1024, &r->threads)) {
+                cli_error("--threads wants an integer 0..1024, got '%s'", argv[i]);
+                return KILN_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--iterations") == 0 && v) {
+            if (!cli_parse_int(argv[++i], 1, 1000000, &r->iterations)) {
+                cli_error("--iterations wants an integer 1..1000000, got '%s'", argv[i]);
+                return KILN_EXIT_USAGE;
+            }
+        } else if (a[0] == '-') {
+            cli_error("run: unknown or incomplete option '%s' (try 'kiln run --help')", a);
+            return KILN_EXIT_USAGE;
+        } else if (!r->program) r->program = a;
+        else {
+            cli_error("run: more than one program given ('%s' and '%s')", r->program, a);
+            return KILN_EXIT_USAGE;
+        }
+    }
+    if (!r->program) {
+        cli_error("run: no program given (try 'kiln run --help')");
+        return KILN_EXIT_USAGE;
+    }
+    if (r->inputs_dir && r->n_input_specs) {
+        cli_error("run: use either --inputs DIR or --input options, not both");
+        return KILN_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Input tensors in positional order, plus the names given with --input NAME=FILE. */
+typedef struct input_set {
+    kiln_tensor t[MAX_INPUTS];
+    const char *name[MAX_INPUTS];
+    size_t n;
+} input_set;
+
+static void free_inputs(input_set *in)
+{
+    for (size_t i = 0; i < in->n; i++) free(in->t[i].data);
+}
+
+static int load_inputs(run_args *r, input_set *in)
+{
+    memset(in, 0, sizeof *in);
+    char path[4096];
+    if (r->inputs_dir) {
+        for (size_t i = 0; i < MAX_INPUTS; i++) {
+            struct stat sb;
+            snprintf(path, sizeof path, "%s/input_%zu.npy", r->inputs_dir, i);
+            if (stat(path, &sb) != 0) {
+                snprintf(path, sizeof path, "%s/input_%zu.pb", r->inputs_dir, i);
+                if (stat(path, &sb) != 0) break;
+            }
+            kiln_status st = cli_load_tensor(path, &in->t[in->n]);
+            if (st != KILN_OK) {
+                cli_error("cannot read input '%s': %s", path, kiln_status_str(st));
+                return cli_exit_status(st);
+            }
+            in->n++;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < r->n_input_specs; i++) {
+        char *spec = r->input_specs[i], *eq = strchr(spec, '=');
+        const char *file = spec;
+        if (eq) {
+            *eq = '\0';
+            in->name[in->n] = spec;
+            file = eq + 1;
+        }
+        kiln_status st = cli_load_tensor(file, &in->t[in->n]);
+        if (st != KILN_OK) {
+            cli_error("cannot read input '%s': %s", file, kiln_status_str(st));
+            return cli_exit_status(st);
+        }
+        in->n++;
+    }
+    return 0;
+}
+
+static int open_program(run_args *r, const input_set *in, void **bytes, kiln_program **program)
+{
+    kiln_status st;
+    *bytes = NULL;
+    if (cli_ends_with(r->program, ".onnx")) {
+        kiln_input_shape shapes[MAX_INPUTS];
+        kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = r->shapes, .n_input_shapes = r->n_shapes};
+        bool named = false;
+        for (size_t i = 0; i < in->n; i++) named |= in->name[i] != NULL;
+        if (!r->n_shapes && in->n) {
+            for (size_t i = 0; i < in->n; i++) {
+                shapes[i] = (kiln_input_shape){.name = in->name[i], .rank = in->t[i].rank};
+                memcpy(shapes[i].dims, in->t[i].shape, sizeof shapes[i].dims);
+            }
+            opt.input_shapes = shapes;
+            opt.n_input_shapes = in->n;
+            opt.input_shapes_by_position = !named;
+        }
+        kiln_compile_method m = {.name = r->method ? r->method : "forward", .model_path = r->program};
+        char message[1024];
+        size_t size;
+        st = kiln_compile_memory(&opt, &m, 1, bytes, &size, message, sizeof message);
+        if (st != KILN_OK) {
+            cli_error("compile failed: %s", message);
+            return cli_exit_status(st);
+        }
+        st = kiln_program_open_memory(*bytes, size, program);
+    } else {
+        st = kiln_program_open(r->program, program);
+    }
+    if (st != KILN_OK) {
+        cli_error("cannot open program '%s': %s", r->program, kiln_status_str(st));
+        return cli_exit_status(st);
+    }
+    return 0;
+}
+
+static int bind_inputs(kiln_method *method, const input_set *in)
+{
+    size_t n = kiln_method_input_count(method);
+    if (in->n != n) {
+        cli_error("the method takes %zu input%s, %zu given", n, n == 1 ? "" : "s", in->n);
+        return KILN_EXIT_USAGE;
+    }
+    for (size_t k = 0; k < in->n; k++) {
+        size_t index = k;
+        if (in->name[k]) {
+            for (index = 0; index < n; index++)
+                if (strcmp(kiln_method_input_name(method, index), in->name[k]) == 0) break;
+            if (index == n) {
+                cli_error("the method has no input named '%s'", in->name[k]);
+                return KILN_EXIT_USAGE;
+            }
+        }
+        kiln_status st = kiln_method_set_input(method, index, &in->t[k]);
+        if (st != KILN_OK) {
+            kiln_tensor want;
+            char have_s[160], want_s[160];
+            kiln_method_input_info(method, index, &want);
+            cli_format_shape(&in->t[k], have_s, sizeof have_s);
+            cli_format_shape(&want, want_s, sizeof want_s);
+            cli_error("input %zu '%s': got %s, the method wants %s", index, kiln_method_input_name(method, index),
+                      have_s, want_s);
+            return cli_exit_status(st);
+        }
+    }
+    return 0;
+}
+
+static void print_output(size_t i, const char *name, const kiln_tensor *t)
+{
+    char shape[160];
+    cli_format_shape(t, shape, sizeof shape);
+    printf("output %zu '%s': %s", i, name, shape);
+    int64_t n = kiln_tensor_numel(t), show = n < 8 ? n : 8;
+    printf(" = [");
+    for (int64_t k = 0; k < show; k++) {
+        double x;
+        switch (t->dtype) {
+        case KILN_DTYPE_F32: x = ((const float *)t->data)[k]; break;
+        case KILN_DTYPE_F64: x = ((const double *)t->data)[k]; break;
+        case KILN_DTYPE_I64: x = (double)((const int64_t *)t->data)[k]; break;
+        case KILN_DTYPE_I32: x = ((const int32_t *)t->data)[k]; break;
+        case KILN_DTYPE_BOOL: case KILN_DTYPE_U8: x = ((const uint8_t *)t->data)[k]; break;
+        default: x = 0; break;
+        }
+        printf(k ? ", %.6g" : "%.6g", x);
+    }
+    printf(n > show ? ", ...]\n" : "]\n");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int execute_and_report(run_args *r, kiln_method *method)
+{
+    double *times = calloc((size_t)r->iterations, sizeof *times);
+    if (!times) return KILN_EXIT_FAILURE;
+    kiln_status st = KILN_OK;
+    for (long it = 0; it < r->iterations && st == KILN_OK; it++) {
+        double t0 = cli_now();
+        st = kiln_method_execute(method);
+        times[it] = cli_now() - t0;
+    }
+    if (st != KILN_OK) {
+        free(times);
+        cli_error("execute failed: %s", kiln_status_str(st));
+        return cli_exit_status(st);
+    }
+    qsort(times, (size_t)r->iterations, sizeof *times, cmp_double);
+    int rc = 0;
+    for (size_t i = 0; i < kiln_method_output_count(method) && rc == 0; i++) {
+        kiln_tensor out;
+        kiln_method_get_output(method, i, &out);
+        if (!r->quiet) print_output(i, kiln_method_output_name(method, i), &out);
+        if (r->outputs_dir) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/output_%zu.npy", r->outputs_dir, i);
+            st = kiln_npy_write(path, &out);
+            if (st != KILN_OK) {
+                cli_error("cannot write '%s': %s", path, kiln_status_str(st));
+                rc = cli_exit_status(st);
+            }
+        }
+    }
+    if (!r->quiet && rc == 0) {
+        if (r->iterations == 1) printf("execute: %.3f ms\n", 1e3 * times[0]);
+        else printf("execute: min %.3f ms, median %.3f ms over %ld runs\n", 1e3 * times[0],
+                    1e3 * times[r->iterations / 2], r->iterations);
+    }
+    free(times);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_args r;
+    int rc = parse(argc, argv, &r);
+    if (rc) return rc < 0 ? KILN_EXIT_OK : rc;
+    if (r.outputs_dir) {
+        struct stat sb;
+        if (stat(r.outputs_dir, &sb) != 0 && mkdir(r.outputs_dir, 0777) != 0) {
+            cli_error("cannot create output directory '%s'", r.outputs_dir);
+            return KILN_EXIT_FAILURE;
+        }
+    }
+    input_set in;
+    void *bytes = NULL;
+    kiln_program *program = NULL;
+    kiln_module *module = NULL;
+    kiln_method *method = NULL;
+    if ((rc = load_inputs(&r, &in)) != 0) goto done;
+    if ((rc = open_program(&r, &in, &bytes, &program)) != 0) goto done;
+    kiln_module_options opt = {sizeof opt, NULL, NULL, (int)r.threads, r.target};
+    kiln_status st = kiln_module_create(program, &opt, &module);
+    const char *name = r.method;
+    if (st == KILN_OK && !name) name = kiln_program_method_count(program) == 1 ? kiln_program_method_name(program, 0) : "forward";
+    if (st == KILN_OK) st = kiln_method_load(module, name, &method);
+    if (st != KILN_OK) {
+        cli_error("cannot load method '%s': %s", name ? name : "?", kiln_status_str(st));
+        rc = st == KILN_ERROR_NOT_FOUND ? KILN_EXIT_USAGE : cli_exit_status(st);
+        goto done;
+    }
+    if ((rc = bind_inputs(method, &in)) != 0) goto done;
+    rc = execute_and_report(&r, method);
+done:
+    kiln_module_destroy(module);
+    kiln_program_close(program);
+    kiln_free(kiln_allocator_default(), bytes);
+    free_inputs(&in);
+    return rc;
+}

@@ -1,0 +1,499 @@
+/* npy.c — NumPy .npy reader and writer (npy.h states the supported subset).
+ *
+ * Layer: tools. Depends on kiln.h, src/core (allocation, overflow-safe arithmetic) and POSIX file
+ * I/O (pread, fsync, rename).
+ *
+ * The file (NumPy format versions 1.0, 2.0, 3.0; 3.0 only changes the header text to UTF-8):
+ *
+ *   0          6     7     8             8+L                                 data_offset
+ *   +----------+-----+-----+-------------+-----------------------------------+-----------------+
+ *   | \x93NUMPY | maj | min | header size | {'descr': '<f4', 'fortran_order': | numel * itemsize |
+ *   |          |     |     | u16 LE (1.0)| False, 'shape': (2, 3), }  ...  \n| bytes, C order   |
+ *   |          |     |     | u32 LE (2,3)| (a Python dict literal, padded)   |                 |
+ *   +----------+-----+-----+-------------+-----------------------------------+-----------------+
+ *
+ * Invariant of the readers: nothing is allocated for the data until the header has parsed and
+ * the data it announces has been checked to end exactly at the end of the input.
+ */
+#include "npy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "core/check.h"
+
+#define NPY_MAGIC "\x93NUMPY"
+#define NPY_MAGIC_SIZE 6
+#define NPY_PREAMBLE_MAX 12     /* magic, two version bytes, a 4-byte header size */
+#define NPY_HEADER_MAX 65536    /* far above any header of a supported dtype; bounds the parse */
+#define NPY_DATA_ALIGN 64
+#define NPY_FILE_ALIGN 64       /* NumPy's ARRAY_ALIGN: header ends on a 64-byte boundary */
+#define NPY_GROWTH_DIGITS 21    /* NumPy's GROWTH_AXIS_MAX_DIGITS: spare room after the dict */
+#define NPY_WRITE_HEADER_MAX 512
+#define NPY_IO_CHUNK ((size_t)1 << 30)
+
+typedef struct npy_dtype_entry {
+    char kind;                  /* NumPy kind letter: f, i, u, b */
+    unsigned size;              /* bytes per element */
+    kiln_dtype dtype;
+} npy_dtype_entry;
+
+static const npy_dtype_entry npy_dtypes[] = {
+    {'f', 4, KILN_DTYPE_F32}, {'f', 8, KILN_DTYPE_F64}, {'f', 2, KILN_DTYPE_F16},
+    {'i', 8, KILN_DTYPE_I64}, {'i', 4, KILN_DTYPE_I32}, {'i', 2, KILN_DTYPE_I16},
+    {'i', 1, KILN_DTYPE_I8},  {'u', 8, KILN_DTYPE_U64}, {'u', 4, KILN_DTYPE_U32},
+    {'u', 2, KILN_DTYPE_U16}, {'u', 1, KILN_DTYPE_U8},  {'b', 1, KILN_DTYPE_BOOL},
+};
+#define NPY_DTYPE_COUNT (sizeof npy_dtypes / sizeof npy_dtypes[0])
+
+/* What a parsed header announces. */
+typedef struct npy_header {
+    kiln_dtype dtype;
+    bool byte_swap;             /* the data is in the byte order opposite to the host's */
+    bool fortran_order;
+    uint32_t rank;              /* may exceed KILN_MAX_RANK; then only the first dims are kept */
+    int64_t shape[KILN_MAX_RANK];
+} npy_header;
+
+static bool host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* ---- header text: a small parser for the Python literals NumPy writes ---------------------- */
+
+typedef struct npy_cursor {
+    const char *p;
+    const char *end;
+} npy_cursor;
+
+static void skip_space(npy_cursor *c)
+{
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) c->p++;
+}
+
+/* Skips white space, then consumes ch if it comes next. */
+static bool accept(npy_cursor *c, char ch)
+{
+    skip_space(c);
+    if (c->p < c->end && *c->p == ch) {
+        c->p++;
+        return true;
+    }
+    return false;
+}
+
+static bool is_name_char(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+}
+
+/* A whole Python name such as True: "Truex" must not match. */
+static bool accept_name(npy_cursor *c, const char *name)
+{
+    size_t n = strlen(name);
+    skip_space(c);
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, name, n) != 0) return false;
+    if ((size_t)(c->end - c->p) > n && is_name_char(c->p[n])) return false;
+    c->p += n;
+    return true;
+}
+
+/* A quoted string in ' or ". Keys and dtype strings never need escapes, so a backslash or a
+   control character is refused rather than interpreted. */
+static bool parse_string(npy_cursor *c, const char **text, size_t *len)
+{
+    skip_space(c);
+    if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return false;
+    char quote = *c->p++;
+    const char *start = c->p;
+    while (c->p < c->end && *c->p != quote) {
+        unsigned char ch = (unsigned char)*c->p;
+        if (ch == '\\' || ch < 0x20 || ch == 0x7f) return false;
+        c->p++;
+    }
+    if (c->p >= c->end) return false;
+    *text = start;
+    *len = (size_t)(c->p - start);
+    c->p++;
+    return true;
+}
+
+static bool parse_bool(npy_cursor *c, bool *value)
+{
+    if (accept_name(c, "True")) *value = true;
+    else if (accept_name(c, "False")) *value = false;
+    else return false;
+    return true;
+}
+
+/* A decimal literal as Python 3 writes one: digits only (so never negative), no leading zeros,
+   no '_' or suffix, and it must fit int64. */
+static bool parse_dim(npy_cursor *c, int64_t *value)
+{
+    skip_space(c);
+    const char *start = c->p;
+    int64_t v = 0;
+    while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+        if (!kiln_mul_i64(v, 10, &v) || __builtin_add_overflow(v, (int64_t)(*c->p - '0'), &v)) return false;
+        c->p++;
+    }
+    if (c->p == start || (c->p - start > 1 && *start == '0')) return false;
+    if (c->p < c->end && is_name_char(*c->p)) return false;
+    *value = v;
+    return true;
+}
+
+/* A tuple of dims: "()", "(3,)", "(2, 3)" or "(2, 3,)". "(3)" is an int in Python, not a tuple,
+   and NumPy refuses it, so it is refused here too. */
+static bool parse_shape(npy_cursor *c, npy_header *h)
+{
+    h->rank = 0;
+    if (!accept(c, '(')) return false;
+    if (accept(c, ')')) return true;
+    for (;;) {
+        int64_t dim;
+        if (!parse_dim(c, &dim)) return false;
+        if (h->rank < KILN_MAX_RANK) h->shape[h->rank] = dim;
+        h->rank++;      /* cannot wrap: each dim takes bytes of a header of at most 64 KiB */
+        bool comma = accept(c, ',');
+        if (accept(c, ')')) return comma || h->rank > 1;
+        if (!comma) return false;
+    }
+}
+
+/* Maps a dtype string such as "<f4" to kiln; false for anything kiln has no dtype for. */
+static bool map_descr(const char *text, size_t len, npy_header *h)
+{
+    char order = '=';
+    if (len > 0 && memchr("<>=|", text[0], 4)) {
+        order = text[0];
+        text++;
+        len--;
+    }
+    if (len != 2 || text[1] < '1' || text[1] > '9') return false;
+    unsigned size = (unsigned)(text[1] - '0');
+    for (size_t i = 0; i < NPY_DTYPE_COUNT; i++) {
+        if (npy_dtypes[i].kind != text[0] || npy_dtypes[i].size != size) continue;
+        if (order == '|' && size > 1) return false;     /* '|' means "no byte order": 1 byte only */
+        bool little = host_is_little_endian();
+        h->dtype = npy_dtypes[i].dtype;
+        h->byte_swap = size > 1 && ((order == '>' && little) || (order == '<' && !little));
+        return true;
+    }
+    return false;
+}
+
+static bool key_is(const char *key, size_t len, const char *name)
+{
+    return len == strlen(name) && memcmp(key, name, len) == 0;
+}
+
+/* Parses the dict literal: exactly the keys descr, fortran_order and shape, each once, in any
+   order, with optional trailing comma, then only white space. Syntax problems are FORMAT; a
+   well-formed header kiln cannot represent is NOT_SUPPORTED or LIMIT. */
+static kiln_status parse_header(const char *text, size_t len, npy_header *h)
+{
+    npy_cursor c = {text, text + len};
+    const char *descr = NULL;
+    size_t descr_len = 0;
+    bool seen_descr = false, seen_order = false, seen_shape = false;
+
+    KILN_CHECK(accept(&c, '{'), KILN_ERROR_FORMAT);
+    while (!accept(&c, '}')) {
+        const char *key;
+        size_t key_len;
+        KILN_CHECK(parse_string(&c, &key, &key_len) && accept(&c, ':'), KILN_ERROR_FORMAT);
+        if (key_is(key, key_len, "descr") && !seen_descr) {
+            KILN_CHECK(parse_string(&c, &descr, &descr_len), KILN_ERROR_FORMAT);
+            seen_descr = true;
+        } else if (key_is(key, key_len, "fortran_order") && !seen_order) {
+            KILN_CHECK(parse_bool(&c, &h->fortran_order), KILN_ERROR_FORMAT);
+            seen_order = true;
+        } else if (key_is(key, key_len, "shape") && !seen_shape) {
+            KILN_CHECK(parse_shape(&c, h), KILN_ERROR_FORMAT);
+            seen_shape = true;
+        } else {
+            return KILN_ERROR_FORMAT;   /* unknown or repeated key */
+        }
+        if (!accept(&c, ',')) {
+            KILN_CHECK(accept(&c, '}'), KILN_ERROR_FORMAT);
+            break;
+        }
+    }
+    skip_space(&c);
+    KILN_CHECK(c.p == c.end, KILN_ERROR_FORMAT);
+    KILN_CHECK(seen_descr && seen_order && seen_shape, KILN_ERROR_FORMAT);
+    KILN_CHECK(map_descr(descr, descr_len, h), KILN_ERROR_NOT_SUPPORTED);
+    KILN_CHECK(!h->fortran_order, KILN_ERROR_NOT_SUPPORTED);
+    KILN_CHECK(h->rank <= KILN_MAX_RANK, KILN_ERROR_LIMIT);
+    return KILN_OK;
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+/* Checks magic and version in the first `avail` bytes (min(input size, NPY_PREAMBLE_MAX)) and
+   returns where the header text lies. */
+static kiln_status parse_preamble(const unsigned char *bytes, size_t avail, size_t *header_offset,
+                                  size_t *header_size)
+{
+    KILN_CHECK(avail >= 8 && memcmp(bytes, NPY_MAGIC, NPY_MAGIC_SIZE) == 0, KILN_ERROR_FORMAT);
+    unsigned major = bytes[6], minor = bytes[7];
+    KILN_CHECK(major != 0, KILN_ERROR_FORMAT);
+    KILN_CHECK(major <= 3 && minor == 0, KILN_ERROR_VERSION);
+    size_t size_bytes = major == 1 ? 2 : 4;
+    KILN_CHECK(avail >= 8 + size_bytes, KILN_ERROR_FORMAT);
+    uint32_t size = (uint32_t)bytes[8] | (uint32_t)bytes[9] << 8;
+    if (size_bytes == 4) size |= (uint32_t)bytes[10] << 16 | (uint32_t)bytes[11] << 24;
+    KILN_CHECK(size <= NPY_HEADER_MAX, KILN_ERROR_FORMAT);
+    *header_offset = 8 + size_bytes;
+    *header_size = size;
+    return KILN_OK;
+}
+
+/* The data size the header announces, which must end exactly at the end of the input: less is
+   a truncated file, more is not something NumPy writes. */
+static kiln_status data_size(const npy_header *h, uint64_t data_offset, uint64_t input_size,
+                             size_t *out)
+{
+    size_t n = kiln_dtype_size(h->dtype);
+    for (uint32_t i = 0; i < h->rank; i++) {
+        KILN_CHECK((uint64_t)h->shape[i] <= SIZE_MAX, KILN_ERROR_FORMAT);
+        KILN_CHECK(kiln_mul_size(n, (size_t)h->shape[i], &n), KILN_ERROR_FORMAT);
+    }
+    KILN_CHECK(data_offset <= input_size && input_size - data_offset == n, KILN_ERROR_FORMAT);
+    *out = n;
+    return KILN_OK;
+}
+
+/* Brings freshly copied data to host form and hands it to *out. */
+static void finish_tensor(const npy_header *h, unsigned char *data, size_t size, kiln_tensor *out)
+{
+    size_t elem = kiln_dtype_size(h->dtype);
+    if (h->byte_swap) {
+        for (size_t i = 0; i + elem <= size; i += elem) {
+            for (size_t j = 0; j < elem / 2; j++) {
+                unsigned char tmp = data[i + j];
+                data[i + j] = data[i + elem - 1 - j];
+                data[i + elem - 1 - j] = tmp;
+            }
+        }
+    }
+    /* Kernels may rely on booleans being 0 or 1; a file may hold any byte. */
+    if (h->dtype == KILN_DTYPE_BOOL) {
+        for (size_t i = 0; i < size; i++) data[i] = data[i] != 0;
+    }
+    out->dtype = h->dtype;
+    out->rank = h->rank;
+    for (uint32_t i = 0; i < h->rank; i++) out->shape[i] = h->shape[i];
+    out->data = data;
+}
+
+kiln_status kiln_npy_read_memory(const void *bytes, size_t size, const kiln_allocator *a,
+                                 kiln_tensor *out)
+{
+    KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
+    memset(out, 0, sizeof *out);
+    KILN_CHECK(bytes || size == 0, KILN_ERROR_INVALID_ARGUMENT);
+    if (!a) a = kiln_allocator_default();
+
+    const unsigned char *b = bytes;
+    size_t header_offset, header_size, n;
+    npy_header h;
+    KILN_TRY(parse_preamble(b, size < NPY_PREAMBLE_MAX ? size : NPY_PREAMBLE_MAX, &header_offset,
+                            &header_size));
+    KILN_CHECK(kiln_range_ok(header_offset, header_size, size), KILN_ERROR_FORMAT);
+    KILN_TRY(parse_header((const char *)b + header_offset, header_size, &h));
+    KILN_TRY(data_size(&h, header_offset + header_size, size, &n));
+    unsigned char *data = kiln_alloc(a, n, NPY_DATA_ALIGN);
+    KILN_CHECK(data, KILN_ERROR_OUT_OF_MEMORY);
+    memcpy(data, b + header_offset + header_size, n);
+    finish_tensor(&h, data, n, out);
+    return KILN_OK;
+}
+
+/* pread until all n bytes arrived. A file that ends early (it shrank after fstat) reads as
+   truncated. */
+static kiln_status read_at(int fd, void *buf, size_t n, uint64_t offset)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t got = pread(fd, p, n < NPY_IO_CHUNK ? n : NPY_IO_CHUNK, (off_t)offset);
+        if (got < 0 && errno == EINTR) continue;
+        KILN_CHECK(got >= 0, KILN_ERROR_IO);
+        KILN_CHECK(got > 0, KILN_ERROR_FORMAT);
+        p += got;
+        n -= (size_t)got;
+        offset += (uint64_t)got;
+    }
+    return KILN_OK;
+}
+
+/* Reads header then data straight into the tensor's buffer, so a file is never held twice. */
+static kiln_status read_fd(int fd, const kiln_allocator *a, kiln_tensor *out)
+{
+    struct stat info;
+    KILN_CHECK(fstat(fd, &info) == 0 && S_ISREG(info.st_mode), KILN_ERROR_IO);
+    uint64_t file_size = (uint64_t)info.st_size;
+
+    unsigned char preamble[NPY_PREAMBLE_MAX];
+    size_t avail = file_size < sizeof preamble ? (size_t)file_size : sizeof preamble;
+    size_t header_offset, header_size, n;
+    KILN_TRY(read_at(fd, preamble, avail, 0));
+    KILN_TRY(parse_preamble(preamble, avail, &header_offset, &header_size));
+    KILN_CHECK(kiln_range_ok(header_offset, header_size, file_size), KILN_ERROR_FORMAT);
+
+    npy_header h;
+    char *text = kiln_alloc(a, header_size, 1);
+    KILN_CHECK(text, KILN_ERROR_OUT_OF_MEMORY);
+    kiln_status st = read_at(fd, text, header_size, header_offset);
+    if (st == KILN_OK) st = parse_header(text, header_size, &h);
+    kiln_free(a, text);
+    KILN_TRY(st);
+    KILN_TRY(data_size(&h, header_offset + header_size, file_size, &n));
+
+    unsigned char *data = kiln_alloc(a, n, NPY_DATA_ALIGN);
+    KILN_CHECK(data, KILN_ERROR_OUT_OF_MEMORY);
+    st = read_at(fd, data, n, header_offset + header_size);
+    if (st != KILN_OK) {
+        kiln_free(a, data);
+        return st;
+    }
+    finish_tensor(&h, data, n, out);
+    return KILN_OK;
+}
+
+kiln_status kiln_npy_read(const char *path, const kiln_allocator *a, kiln_tensor *out)
+{
+    KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
+    memset(out, 0, sizeof *out);
+    KILN_CHECK(path, KILN_ERROR_INVALID_ARGUMENT);
+    if (!a) a = kiln_allocator_default();
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    KILN_CHECK(fd >= 0, KILN_ERROR_IO);
+    kiln_status st = read_fd(fd, a, out);
+    close(fd);
+    return st;
+}
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+static const npy_dtype_entry *entry_for_dtype(kiln_dtype dtype)
+{
+    for (size_t i = 0; i < NPY_DTYPE_COUNT; i++) {
+        if (npy_dtypes[i].dtype == dtype) return &npy_dtypes[i];
+    }
+    return NULL;
+}
+
+/* Preamble and header exactly as NumPy 1.24 writes them for version 1.0: the dict with sorted
+   keys, spare spaces so the first dimension can grow in place, then spaces and '\n' so the data
+   starts on a 64-byte boundary. Returns the byte count put in buf. */
+static size_t format_header(const kiln_tensor *t, const npy_dtype_entry *e,
+                            char buf[NPY_WRITE_HEADER_MAX])
+{
+    char order = e->size == 1 ? '|' : host_is_little_endian() ? '<' : '>';
+    char *dict = buf + 10;
+    int len = sprintf(dict, "{'descr': '%c%c%u', 'fortran_order': False, 'shape': (", order, e->kind,
+                      e->size);
+    for (uint32_t i = 0; i < t->rank; i++) {
+        len += sprintf(dict + len, i == 0 ? "%lld" : ", %lld", (long long)t->shape[i]);
+    }
+    len += sprintf(dict + len, "%s), }", t->rank == 1 ? "," : "");
+    if (t->rank > 0) {
+        int digits = snprintf(NULL, 0, "%lld", (long long)t->shape[0]);
+        for (int i = digits; i < NPY_GROWTH_DIGITS; i++) dict[len++] = ' ';
+    }
+    /* At most 10 + 56 + 8 * 21 + 4 + 20 + 64 bytes: well inside NPY_WRITE_HEADER_MAX. */
+    size_t total = 10 + (size_t)len + 1;
+    size_t pad = NPY_FILE_ALIGN - total % NPY_FILE_ALIGN;
+    memset(dict + len, ' ', pad);
+    total += pad;
+    buf[total - 1] = '\n';
+    size_t header_size = total - 10;
+    memcpy(buf, NPY_MAGIC, NPY_MAGIC_SIZE);
+    buf[6] = 1;
+    buf[7] = 0;
+    buf[8] = (char)(header_size & 0xff);
+    buf[9] = (char)(header_size >> 8);
+    return total;
+}
+
+/* Creates PATH.tmp-XXXXXX exclusively. Like mkstemp, but with mode 0666 so the umask decides the
+   final file's permissions as for a plain open(); mkstemp's 0600 would make every output
+   private. Returns the descriptor, or -1 with the name left in temp. */
+static int create_temp(const char *path, size_t path_len, char *temp)
+{
+    static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t state = (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 30) ^
+                     ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)temp;
+    memcpy(temp, path, path_len);
+    memcpy(temp + path_len, ".tmp-", 5);
+    temp[path_len + 11] = '\0';
+    for (int attempt = 0; attempt < 100; attempt++) {
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        uint64_t bits = state >> 16;
+        for (size_t i = 0; i < 6; i++, bits /= 62) temp[path_len + 5 + i] = letters[bits % 62];
+        int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;
+}
+
+static kiln_status write_all(int fd, const void *buf, size_t n)
+{
+    const unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t put = write(fd, p, n < NPY_IO_CHUNK ? n : NPY_IO_CHUNK);
+        if (put < 0 && errno == EINTR) continue;
+        KILN_CHECK(put > 0, KILN_ERROR_IO);
+        p += put;
+        n -= (size_t)put;
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_npy_write(const char *path, const kiln_tensor *t)
+{
+    KILN_CHECK(path && t && t->rank <= KILN_MAX_RANK, KILN_ERROR_INVALID_ARGUMENT);
+    const npy_dtype_entry *e = entry_for_dtype(t->dtype);
+    KILN_CHECK(e, kiln_dtype_size(t->dtype) ? KILN_ERROR_NOT_SUPPORTED : KILN_ERROR_INVALID_ARGUMENT);
+    int64_t numel = kiln_tensor_numel(t);
+    size_t n;
+    KILN_CHECK(numel >= 0 && (uint64_t)numel <= SIZE_MAX, KILN_ERROR_INVALID_ARGUMENT);
+    KILN_CHECK(kiln_mul_size((size_t)numel, e->size, &n), KILN_ERROR_INVALID_ARGUMENT);
+    KILN_CHECK(t->data || n == 0, KILN_ERROR_INVALID_ARGUMENT);
+
+    char header[NPY_WRITE_HEADER_MAX];
+    size_t header_size = format_header(t, e, header);
+    const kiln_allocator *a = kiln_allocator_default();
+    size_t path_len = strlen(path);
+    char *temp = kiln_alloc(a, path_len + sizeof ".tmp-XXXXXX", 1);
+    KILN_CHECK(temp, KILN_ERROR_OUT_OF_MEMORY);
+
+    int fd = create_temp(path, path_len, temp);
+    kiln_status st = fd >= 0 ? KILN_OK : KILN_ERROR_IO;
+    if (fd >= 0) {
+        st = write_all(fd, header, header_size);
+        if (st == KILN_OK) st = write_all(fd, t->data, n);
+        if (st == KILN_OK && fsync(fd) != 0) st = KILN_ERROR_IO;
+        if (close(fd) != 0 && st == KILN_OK) st = KILN_ERROR_IO;
+        if (st == KILN_OK && rename(temp, path) != 0) st = KILN_ERROR_IO;
+        if (st != KILN_OK) unlink(temp);
+    }
+    kiln_free(a, temp);
+    return st;
+}

@@ -1,0 +1,41 @@
+/* kiln_main.c — the `kiln` command: dispatches to compile, run and inspect. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kiln <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  compile   compile ONNX models into a .kiln program\n"
+            "  run       run a .kiln program (or an .onnx model directly) on input tensors\n"
+            "  inspect   describe a .kiln program (--json for machines)\n"
+            "\n"
+            "Run 'kiln <command> --help' for a command's options. 'kiln --version' prints the version.\n"
+            "Exit status: 0 ok, 1 failure, 2 usage error, 3 unsupported operator, 4 invalid input file.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return KILN_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return KILN_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("kiln %s\n", kiln_version_string());
+        return KILN_EXIT_OK;
+    }
+    if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (try 'kiln --help')", cmd);
+    return KILN_EXIT_USAGE;
+}
