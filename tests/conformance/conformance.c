@@ -1,0 +1,137 @@
+/* conformance.c — the ONNX conformance test: every case goes through the whole product path
+ * (kiln_compile_memory -> kiln_program_open_memory -> module -> method -> execute) and its
+ * outputs are compared with the reference at rtol 1e-3, atol 1e-7 (tests/conformance/README.md).
+ *
+ *   kiln_conformance [--root DIR] [--exclude FILE] [--ratchet FILE] [--report-only]
+ *                    [--write-passing FILE] LIST...
+ *
+ * --ratchet FILE: the committed list of cases known to pass; any of them failing fails the run.
+ * Cases that pass but are not in it are counted so the list can grow. --report-only prints the
+ * count and never fails (tier 3). The last line is "N passed, M failed".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "core/alloc.h"
+#include "onnx_case.h"
+
+static bool run_case(const char *dir, char *why, size_t why_size)
+{
+    onnx_case c;
+    void *bytes = NULL;
+    kiln_program *program = NULL;
+    kiln_module *module = NULL;
+    kiln_method *method = NULL;
+    bool ok = false;
+    if (!onnx_case_load(&c, dir, why, why_size)) goto done;
+    kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = c.shapes, .n_input_shapes = c.n_inputs,
+                                .input_shapes_by_position = 1};
+    kiln_compile_method m = {.name = "forward", .model_data = c.model, .model_size = c.model_size};
+    size_t size;
+    char msg[512];
+    kiln_status st = kiln_compile_memory(&opt, &m, 1, &bytes, &size, msg, sizeof msg);
+    if (st != KILN_OK) {
+        snprintf(why, why_size, "compile: %s", msg);
+        goto done;
+    }
+    st = kiln_program_open_memory(bytes, size, &program);
+    if (st == KILN_OK) st = kiln_module_create(program, NULL, &module);
+    if (st == KILN_OK) st = kiln_method_load(module, "forward", &method);
+    if (st != KILN_OK) {
+        snprintf(why, why_size, "load: %s", kiln_status_str(st));
+        goto done;
+    }
+    if (kiln_method_input_count(method) != c.n_inputs || kiln_method_output_count(method) != c.n_expected) {
+        snprintf(why, why_size, "method has %zu inputs/%zu outputs, test data %zu/%zu", kiln_method_input_count(method),
+                 kiln_method_output_count(method), c.n_inputs, c.n_expected);
+        goto done;
+    }
+    for (size_t i = 0; i < c.n_inputs && st == KILN_OK; i++) st = kiln_method_set_input(method, i, &c.inputs[i]);
+    if (st == KILN_OK) st = kiln_method_execute(method);
+    if (st != KILN_OK) {
+        snprintf(why, why_size, "execute: %s", kiln_status_str(st));
+        goto done;
+    }
+    for (size_t j = 0; j < c.n_expected; j++) {
+        kiln_tensor out;
+        char detail[256];
+        kiln_method_get_output(method, j, &out);
+        if (!kiln_test_compare(&out, &c.expected[j], 1e-3, 1e-7, detail, sizeof detail)) {
+            snprintf(why, why_size, "output %zu: %s", j, detail);
+            goto done;
+        }
+    }
+    ok = true;
+done:
+    kiln_module_destroy(module);
+    kiln_program_close(program);
+    kiln_free(kiln_allocator_default(), bytes);
+    onnx_case_free(&c);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    const char *root = ONNX_CASE_DEFAULT_ROOT, *exclude_path = NULL, *ratchet_path = NULL, *write_path = NULL;
+    bool report_only = false;
+    int first = 1;
+    for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
+        const char *a = argv[first];
+        bool v = first + 1 < argc;
+        if (strcmp(a, "--root") == 0 && v) root = argv[++first];
+        else if (strcmp(a, "--exclude") == 0 && v) exclude_path = argv[++first];
+        else if (strcmp(a, "--ratchet") == 0 && v) ratchet_path = argv[++first];
+        else if (strcmp(a, "--write-passing") == 0 && v) write_path = argv[++first];
+        else if (strcmp(a, "--report-only") == 0) report_only = true;
+        else {
+            fprintf(stderr, "usage: kiln_conformance [--root DIR] [--exclude FILE] [--ratchet FILE] [--report-only] "
+                            "[--write-passing FILE] LIST...\n");
+            return 2;
+        }
+    }
+    size_t n_ex = 0, n_ratchet = 0;
+    char **exclude = exclude_path ? onnx_case_list_read(exclude_path, &n_ex) : NULL;
+    char **ratchet = ratchet_path ? onnx_case_list_read(ratchet_path, &n_ratchet) : NULL;
+    if ((exclude_path && !exclude) || (ratchet_path && !ratchet)) {
+        fprintf(stderr, "kiln_conformance: cannot read a list file\n");
+        return 2;
+    }
+    FILE *wf = write_path ? fopen(write_path, "w") : NULL;
+    int passed = 0, failed = 0, regressions = 0, new_passes = 0;
+    for (int l = first; l < argc; l++) {
+        size_t n;
+        char **list = onnx_case_list_read(argv[l], &n);
+        if (!list) {
+            fprintf(stderr, "kiln_conformance: cannot read %s\n", argv[l]);
+            return 2;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (onnx_case_list_contains(exclude, list[i])) continue;
+            char dir[4096], why[1024];
+            snprintf(dir, sizeof dir, "%s/%s", root, list[i]);
+            bool known = onnx_case_list_contains(ratchet, list[i]);
+            if (run_case(dir, why, sizeof why)) {
+                passed++;
+                if (wf) fprintf(wf, "%s\n", list[i]);
+                if (ratchet && !known) new_passes++;
+            } else {
+                failed++;
+                if (known) regressions++;
+                if (!report_only) printf("%s %s: %s\n", known ? "REGRESSION" : "FAIL", list[i], why);
+            }
+        }
+        onnx_case_list_free(list);
+    }
+    if (wf) fclose(wf);
+    if (ratchet) {
+        printf("ratchet: %zu cases must pass, %d regressed; %d more pass and can be added to %s\n", n_ratchet,
+               regressions, new_passes, ratchet_path);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    onnx_case_list_free(exclude);
+    onnx_case_list_free(ratchet);
+    if (report_only) return 0;
+    return ratchet ? (regressions ? 1 : 0) : (failed ? 1 : 0);
+}
