@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# test.sh — the `make test` steps: the whole CTest suite in a release build with warnings as
+# errors, then again under AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer runs
+# with ASan). Each build's ctest summary is printed; any failure stops with non-zero status.
+set -euo pipefail
+jobs=$(nproc)
+run_suite() {
+  local dir=$1; shift
+  echo "== configure $dir ($*)"
+  cmake -S . -B "$dir" -DKILN_WERROR=ON "$@" >/dev/null
+  echo "== build $dir"
+  cmake --build "$dir" -j"$jobs" 2>&1 | grep -E "error|warning|Error" || true
+  cmake --build "$dir" -j"$jobs" >/dev/null
+  echo "== ctest $dir"
+  ctest --test-dir "$dir" --output-on-failure -j"$jobs"
+}
+run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_suite build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=address,undefined
+echo "== make test: all suites passed"
