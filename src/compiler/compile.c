@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "compiler/emit.h"
@@ -126,6 +127,7 @@ kiln_status kiln_compile_file(const kiln_compile_options *opt, const kiln_compil
     snprintf(tmp, n, "%s.tmp-XXXXXX", out_path);
     int fd = mkstemp(tmp);
     KILN_CHECK_GOTO(fd >= 0, st, KILN_ERROR_IO);
+    (void)fchmod(fd, 0644); /* mkstemp creates 0600; a program file is meant to be shared */
     f = fdopen(fd, "wb");
     if (!f) close(fd);
     KILN_CHECK_GOTO(f, st, KILN_ERROR_IO);
