@@ -120,7 +120,10 @@ void kiln_conv_col_block(int64_t n_rows, int64_t n_cols, int64_t *rows, int64_t 
     bool large = __builtin_mul_overflow(n_rows, n_cols, &total) || total > KILN_IM2COL_TARGET;
     if (n_rows > 0 && large) {
         c = max_i64(64, KILN_IM2COL_TARGET / n_rows) / 16 * 16;
-        c = min_i64(c, n_cols);
+        /* Even out the blocks so the last one is not a sliver (a 4-column GEMM wastes most
+           of each 16-wide register tile). */
+        int64_t n_blocks = (n_cols + c - 1) / c;
+        c = min_i64(n_cols, ((n_cols + n_blocks - 1) / n_blocks + 15) / 16 * 16);
     }
     int64_t r = n_rows;
     if (c > 0 && r > KILN_IM2COL_TARGET / c) r = max_i64(1, KILN_IM2COL_TARGET / c);

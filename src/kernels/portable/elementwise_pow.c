@@ -59,7 +59,8 @@ static const kiln_ew_loop by_f64_loops[KILN_DTYPE_COUNT] = {
     KILN_EW_FLOAT_TYPES(KILN_EW_ENTRY, by_f64) KILN_EW_INT_TYPES(KILN_EW_ENTRY, by_f64)};
 static const kiln_ew_loop by_i64_loops[KILN_DTYPE_COUNT] = {KILN_EW_INT_TYPES(KILN_EW_ENTRY, by_i64)};
 
-static bool is_float(kiln_dtype t) { return t == KILN_DTYPE_F32 || t == KILN_DTYPE_F64; }
+static bool is_half(kiln_dtype t) { return t == KILN_DTYPE_F16 || t == KILN_DTYPE_BF16; }
+static bool is_float(kiln_dtype t) { return t == KILN_DTYPE_F32 || t == KILN_DTYPE_F64 || is_half(t); }
 static bool is_int(kiln_dtype t) { return t >= KILN_DTYPE_I8 && t <= KILN_DTYPE_U64; }
 
 /* How a (base, exponent) dtype pair is computed: the exponent dtype the loop reads and its loop. */
@@ -71,12 +72,13 @@ typedef struct pow_plan {
 static bool pow_plan_make(kiln_dtype base, kiln_dtype exponent, pow_plan *plan)
 {
     if (!(is_float(base) || is_int(base)) || !(is_float(exponent) || is_int(exponent))) return false;
+    /* f16/bf16 bases run the f32 loops; kiln_ew_apply widens them and rounds the result. */
     if (is_float(base) && exponent == base) {
-        *plan = (pow_plan){base, same_loops[base]};
+        *plan = (pow_plan){base, kiln_ew_loop_for(same_loops, base)};
     } else if (is_int(base) && is_int(exponent)) {
         *plan = (pow_plan){KILN_DTYPE_I64, by_i64_loops[base]};
     } else {
-        *plan = (pow_plan){KILN_DTYPE_F64, by_f64_loops[base]};
+        *plan = (pow_plan){KILN_DTYPE_F64, kiln_ew_loop_for(by_f64_loops, base)};
     }
     return true;
 }
@@ -101,7 +103,8 @@ kiln_status kiln_ew_pow_infer(const kiln_node *node, const kiln_tensor *const *i
 /* True when the exponent is a single float equal to 2, so that x * x can replace pow. */
 static bool is_square(const kiln_tensor *base, const kiln_tensor *exponent, const kiln_tensor *result)
 {
-    return exponent->dtype == base->dtype && is_float(base->dtype) && kiln_numel(exponent) == 1 &&
+    return exponent->dtype == base->dtype && (base->dtype == KILN_DTYPE_F32 || base->dtype == KILN_DTYPE_F64) &&
+           kiln_numel(exponent) == 1 &&
            kiln_numel(base) == kiln_numel(result) && kiln_tensor_get_f64(exponent, 0) == 2.0;
 }
 
@@ -114,7 +117,7 @@ static void widen_exponent(const kiln_tensor *exponent, kiln_dtype dtype, void *
         for (int64_t i = 0; i < n; i++) d[i] = kiln_tensor_get_i64(exponent, i);
     } else {
         double *d = dst;
-        for (int64_t i = 0; i < n; i++) d[i] = kiln_tensor_get_f64(exponent, i);
+        for (int64_t i = 0; i < n; i++) d[i] = kiln_ew_get_f64(exponent, i);
     }
 }
 

@@ -79,8 +79,9 @@ void kiln_reduce_row_gather_i64(const kiln_tensor *t, int64_t base, const int64_
 #undef OP_
 }
 
-/* Doubles only reach integer tensors through kiln_reduce_f64_to_i64 first (callers keep integer
-   rows in int64), so the plain casts in ROW_WRITE below see in-range values. */
+/* A double is never cast straight to an integer element (out-of-range casts are undefined):
+   integer destinations go through kiln_reduce_f64_to_i64. The kernels keep integer data in int64
+   rows, so this branch is a safety net rather than a hot path. */
 void kiln_reduce_row_store_f64(kiln_tensor *t, int64_t base, int64_t stride, int64_t n, const double *src)
 {
     if (!kiln_reduce_row_is_float(t->dtype)) {

@@ -8,7 +8,7 @@
  * Integer dtypes go through int64 rows so that values above 2^53 stay exact.
  *
  * Element offsets are in elements, not bytes. Callers guarantee every offset is inside the
- * tensor and that the dtype is one the row functions accept (kiln_row_dtype_ok).
+ * tensor and that the dtype is one the row functions accept (kiln_reduce_row_dtype_ok).
  */
 #ifndef KILN_KERNELS_PORTABLE_REDUCE_ROW_H
 #define KILN_KERNELS_PORTABLE_REDUCE_ROW_H
