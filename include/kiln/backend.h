@@ -32,6 +32,8 @@ typedef struct kiln_backend_init_args {
     const char *target;                 /* forced record name, or NULL */
     int num_threads;
     const char *method_name;            /* the method being loaded */
+    char *message;                      /* on failure, init() may write one line here saying why */
+    size_t message_size;
 } kiln_backend_init_args;
 
 typedef struct kiln_backend {

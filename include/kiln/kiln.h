@@ -147,6 +147,11 @@ const char *kiln_program_method_name(const kiln_program *program, size_t i);
  * Returns KILN_ERROR_INVALID_ARGUMENT (NULL program/out, struct_size too small or options
  * fields out of range), KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_NO_RUNNABLE_TARGET, KILN_ERROR_THREAD. */
 kiln_status kiln_module_create(kiln_program *program, const kiln_module_options *options, kiln_module **out);
+/* One line describing the most recent failure of kiln_method_load on this module (for example
+ * which targets a context binary holds and what this CPU supports), or "" if there was none.
+ * Valid until the next kiln_method_load on the module. */
+const char *kiln_module_last_error(const kiln_module *module);
+
 /* Unloads every method still loaded and frees the module; NULL is ignored. */
 void        kiln_module_destroy(kiln_module *module);
 

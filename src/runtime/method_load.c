@@ -211,10 +211,16 @@ static kiln_status decode_instrs(kiln_module *module, kiln_method_state *s, cons
             in->backend = kiln_backend_find(in->node.op);
             KILN_CHECK(in->backend, KILN_ERROR_BACKEND_UNAVAILABLE);
             KILN_CHECK(in->backend->is_available(in->backend->user), KILN_ERROR_BACKEND_UNAVAILABLE);
+            char message[sizeof module->last_error] = "";
             kiln_backend_init_args args = {sizeof args, kiln_view_segment_data(v, f->segment), v->segments[f->segment].size,
                                            module->allocator, module->scratch_group, module->target,
-                                           module->num_threads, s->name};
-            KILN_TRY(in->backend->init(in->backend->user, &args, &in->delegate));
+                                           module->num_threads, s->name, message, sizeof message};
+            kiln_status st = in->backend->init(in->backend->user, &args, &in->delegate);
+            if (st != KILN_OK) {
+                kiln_module_set_error(module, "%s (backend '%s', instruction %zu)", message[0] ? message : kiln_status_str(st),
+                                      in->node.op, k);
+                return st;
+            }
             s->n_delegates++;
         }
         KILN_TRY(verify_instr(s, in));

@@ -4,17 +4,37 @@
  * threads); each method's exec_lock serialises that method's set_input/execute/get_output.
  * Executing a method while another thread unloads the same method is a caller error (API.md).
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/check.h"
 #include "runtime/runtime.h"
 
+void kiln_module_set_error(kiln_module *m, const char *fmt, ...)
+{
+    char line[sizeof m->last_error];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&m->lock);
+    memcpy(m->last_error, line, sizeof line);
+    pthread_mutex_unlock(&m->lock);
+}
+
+const char *kiln_module_last_error(const kiln_module *m)
+{
+    return m && m->magic == KILN_MODULE_MAGIC ? m->last_error : "";
+}
+
 kiln_status kiln_module_create(kiln_program *program, const kiln_module_options *options, kiln_module **out)
 {
     KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
     *out = NULL;
     KILN_CHECK(program, KILN_ERROR_INVALID_ARGUMENT);
+    kiln_runtime_register_builtin_backends();
     kiln_module_options opt = {sizeof opt, NULL, NULL, 0, NULL};
     if (options) {
         KILN_CHECK(options->struct_size >= sizeof opt, KILN_ERROR_INVALID_ARGUMENT);
@@ -79,6 +99,8 @@ kiln_status kiln_method_load(kiln_module *m, const char *name, kiln_method **out
     kiln_method_state *s;
     kiln_status st = kiln_method_state_create(m, index, &s);
     if (st != KILN_OK) {
+        if (st != KILN_ERROR_NO_RUNNABLE_TARGET && st < KILN_ERROR_BACKEND)
+            kiln_module_set_error(m, "loading method '%s' failed: %s", name, kiln_status_str(st));
         kiln_free(m->allocator, h);
         return st;
     }

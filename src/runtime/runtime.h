@@ -48,9 +48,14 @@ struct kiln_module {
     kiln_scratch_group *scratch_group;
     int num_threads;
     char *target;               /* forced record name or NULL */
-    pthread_mutex_t lock;       /* guards the handle list */
+    pthread_mutex_t lock;       /* guards the handle list and last_error */
     kiln_method *handles;
+    char last_error[512];
 };
+
+/* Registers the backends built into libkiln (once per process); defined by the library glue
+   above the runtime (src/backends/builtin.c), called before any method is loaded. */
+void kiln_runtime_register_builtin_backends(void);
 
 /* One instruction, decoded at load. */
 typedef struct kiln_exec_instr {
@@ -90,6 +95,9 @@ struct kiln_method_state {
     size_t n_delegates;
     pthread_mutex_t exec_lock;  /* serialises set_input / execute / get_output */
 };
+
+/* Record a failure message on the module (module.c). */
+void kiln_module_set_error(kiln_module *module, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void kiln_program_retain(kiln_program *p);
 void kiln_program_release(kiln_program *p);

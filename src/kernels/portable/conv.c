@@ -11,8 +11,6 @@
  *
  * Opset 1 and 11 differ only in type constraints, so one entry serves both.
  */
-#include <string.h>
-
 #include "kernels/portable/conv_geom.h"
 #include "kernels/portable/conv_im2col.h"
 #include "kernels/portable/conv_transpose.h"

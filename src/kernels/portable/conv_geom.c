@@ -61,8 +61,8 @@ kiln_status kiln_window_read_attrs(const kiln_node *node, int n_spatial, const i
         if (d < lead) continue;
         w->in[d] = in_spatial[d - lead];
         w->kernel[d] = kernel[d - lead];
-        if (w->in[d] > KILN_WINDOW_MAX_DIM || w->kernel[d] < 1 || w->kernel[d] > KILN_WINDOW_MAX_DIM)
-            return KILN_ERROR_SHAPE_MISMATCH;
+        if (w->kernel[d] < 1) return KILN_ERROR_SHAPE_MISMATCH; /* a weight with an empty kernel dim */
+        if (w->in[d] > KILN_WINDOW_MAX_DIM || w->kernel[d] > KILN_WINDOW_MAX_DIM) return KILN_ERROR_LIMIT;
     }
     kiln_status st;
     size_t ns = (size_t)n_spatial;

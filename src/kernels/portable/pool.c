@@ -1,7 +1,8 @@
 /* pool.c — portable kernels of the pool family: MaxPool, AveragePool, LpPool (windowed, here)
  * and the Global*Pool ops (pool_global.c).
  *
- * Layer: kernels/portable. f32 only. Window geometry (kernel, strides, dilations, pads,
+ * Layer: kernels/portable. MaxPool takes f32, f64, i8 and u8 (it only compares and copies);
+ * the averaging pools take f32. Window geometry (kernel, strides, dilations, pads,
  * auto_pad, ceil_mode) comes from conv_geom.h, normalised to 3-D; each (n, c) plane is pooled
  * on its own. For every output pixel the taps inside the image are a box [lo, hi) per dim, so the
  * inner loops never test bounds.
@@ -9,11 +10,12 @@
  * Versions: MaxPool gained Indices and storage_order at 8 and ceil_mode and dilations at 10;
  * AveragePool gained count_include_pad at 7 and ceil_mode at 10; LpPool's p is a float at 1 and
  * an int from 2. Absent attributes take their defaults, so one entry per op serves every opset.
- * Windows that see no input element (possible only with pads >= kernel) give -FLT_MAX and index
- * -1 for MaxPool (as onnxruntime does) and 0 for the averaging pools.
+ * Windows that see no input element (possible only with pads >= kernel) give the type's lowest
+ * value and index -1 for MaxPool (as onnxruntime does) and 0 for the averaging pools.
  */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "kernels/portable/conv_geom.h"
 #include "kernels/portable/families.h"
@@ -31,10 +33,125 @@ typedef struct pool_plan {
     float p;                    /* LpPool */
 } pool_plan;
 
+/* The box of taps of output pixel o (per dim: start position and the valid tap range). */
+typedef struct pool_box {
+    int64_t start[KILN_WINDOW_SPATIAL], lo[KILN_WINDOW_SPATIAL], hi[KILN_WINDOW_SPATIAL];
+} pool_box;
+
+static void box_dim(const kiln_window *w, int d, int64_t o, pool_box *b)
+{
+    b->start[d] = o * w->stride[d] - w->pad_begin[d];
+    kiln_window_taps(b->start[d], w->dilation[d], w->kernel[d], w->in[d], &b->lo[d], &b->hi[d]);
+}
+
+/* Taps of the box that fall inside the padded input (the count_include_pad divisor). */
+static int64_t box_padded_count(const kiln_window *w, const pool_box *b)
+{
+    int64_t count = 1;
+    for (int d = 0; d < KILN_WINDOW_SPATIAL; d++) {
+        int64_t lo, hi;
+        kiln_window_taps(b->start[d] + w->pad_begin[d], w->dilation[d], w->kernel[d],
+                         w->in[d] + w->pad_begin[d] + w->pad_end[d], &lo, &hi);
+        count *= hi - lo;
+    }
+    return count;
+}
+
+/* The plane offset of the largest element in the box (the first one on ties, NaN never wins),
+   or -1 for an empty box. One instance per MaxPool dtype. */
+#define ARGMAX_BOX(NAME, T)                                                                       \
+    static int64_t NAME(const kiln_window *w, const pool_box *b, const void *plane)              \
+    {                                                                                            \
+        const T *x = plane;                                                                      \
+        T best = 0;                                                                              \
+        int64_t at = -1;                                                                         \
+        for (int64_t kz = b->lo[0]; kz < b->hi[0]; kz++) {                                       \
+            int64_t iz = b->start[0] + kz * w->dilation[0];                                      \
+            for (int64_t ky = b->lo[1]; ky < b->hi[1]; ky++) {                                   \
+                int64_t iy = b->start[1] + ky * w->dilation[1];                                  \
+                int64_t line = (iz * w->in[1] + iy) * w->in[2];                                  \
+                for (int64_t kx = b->lo[2]; kx < b->hi[2]; kx++) {                               \
+                    int64_t off = line + b->start[2] + kx * w->dilation[2];                      \
+                    if (at < 0 || x[off] > best) {                                               \
+                        best = x[off];                                                           \
+                        at = off;                                                                \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+        return at;                                                                               \
+    }
+ARGMAX_BOX(argmax_box_f32, float)
+ARGMAX_BOX(argmax_box_f64, double)
+ARGMAX_BOX(argmax_box_i8, int8_t)
+ARGMAX_BOX(argmax_box_u8, uint8_t)
+#undef ARGMAX_BOX
+
+typedef int64_t (*argmax_box_fn)(const kiln_window *w, const pool_box *b, const void *plane);
+
+static argmax_box_fn argmax_box_for(kiln_dtype t)
+{
+    switch (t) {
+    case KILN_DTYPE_F32: return argmax_box_f32;
+    case KILN_DTYPE_F64: return argmax_box_f64;
+    case KILN_DTYPE_I8: return argmax_box_i8;
+    case KILN_DTYPE_U8: return argmax_box_u8;
+    default: return NULL;
+    }
+}
+
+/* The value of an empty window: the lowest finite value of the type. */
+static void store_lowest(kiln_dtype t, void *dst)
+{
+    switch (t) {
+    case KILN_DTYPE_F32: *(float *)dst = -FLT_MAX; break;
+    case KILN_DTYPE_F64: *(double *)dst = -DBL_MAX; break;
+    case KILN_DTYPE_I8: *(int8_t *)dst = INT8_MIN; break;
+    default: *(uint8_t *)dst = 0; break;
+    }
+}
+
+/* A row-major plane offset re-expressed in column-major order (storage_order = 1). */
+static int64_t column_major_offset(const kiln_window *w, int64_t off)
+{
+    int64_t ix = off % w->in[2], iy = off / w->in[2] % w->in[1], iz = off / (w->in[2] * w->in[1]);
+    return (ix * w->in[1] + iy) * w->in[0] + iz;
+}
+
+/* Sum of f(x) over the box, f = identity (AVG) or |x|^p (LP), and the count of taps summed. */
+static float sum_box(const kiln_window *w, const pool_box *b, const float *x, pool_kind kind, float p,
+                     int64_t *count)
+{
+    float sum = 0.0f;
+    for (int64_t kz = b->lo[0]; kz < b->hi[0]; kz++) {
+        int64_t iz = b->start[0] + kz * w->dilation[0];
+        for (int64_t ky = b->lo[1]; ky < b->hi[1]; ky++) {
+            int64_t iy = b->start[1] + ky * w->dilation[1];
+            const float *row = x + (iz * w->in[1] + iy) * w->in[2];
+            for (int64_t kx = b->lo[2]; kx < b->hi[2]; kx++) {
+                float v = row[b->start[2] + kx * w->dilation[2]];
+                if (kind == POOL_AVG) sum += v;
+                else if (p == 2.0f) sum += v * v;
+                else if (p == 1.0f) sum += fabsf(v);
+                else sum += powf(fabsf(v), p);
+            }
+        }
+    }
+    *count = (b->hi[0] - b->lo[0]) * (b->hi[1] - b->lo[1]) * (b->hi[2] - b->lo[2]);
+    return sum;
+}
+
+static float finish_sum(const pool_plan *p, const pool_box *b, float sum, int64_t count)
+{
+    if (p->kind == POOL_LP) return p->p == 2.0f ? sqrtf(sum) : p->p == 1.0f ? sum : powf(sum, 1.0f / p->p);
+    if (p->count_include_pad) count = box_padded_count(&p->win, b);
+    return count > 0 ? sum / (float)count : 0.0f;
+}
+
 static kiln_status pool_plan_make(const kiln_node *node, pool_kind kind, const kiln_tensor *x, pool_plan *p)
 {
     if (!x) return KILN_ERROR_INVALID_ARGUMENT;
-    if (x->dtype != KILN_DTYPE_F32) return KILN_ERROR_NOT_SUPPORTED;
+    if (kind == POOL_MAX ? !argmax_box_for(x->dtype) : x->dtype != KILN_DTYPE_F32) return KILN_ERROR_NOT_SUPPORTED;
     if (x->rank < 3) return KILN_ERROR_SHAPE_MISMATCH;
     int n_spatial = (int)x->rank - 2;
     if (n_spatial > KILN_WINDOW_SPATIAL) return KILN_ERROR_NOT_SUPPORTED;
@@ -69,98 +186,18 @@ static kiln_status pool_infer(const kiln_node *node, pool_kind kind, const kiln_
     for (size_t j = 0; j < node->n_outputs && j < 2; j++) {
         if (!out[j]) continue;
         if (j == 1 && kind != POOL_MAX) return KILN_ERROR_INVALID_ARGUMENT;
-        kiln_tensor_set_shape(out[j], j == 0 ? KILN_DTYPE_F32 : KILN_DTYPE_I64, in[0]->rank, shape);
+        kiln_tensor_set_shape(out[j], j == 0 ? in[0]->dtype : KILN_DTYPE_I64, in[0]->rank, shape);
         if (kiln_tensor_numel(out[j]) < 0) return KILN_ERROR_LIMIT;
     }
     if (node->n_outputs > 2) return KILN_ERROR_INVALID_ARGUMENT;
-    if (!out[0]) *scratch_size = (size_t)p.out_size * sizeof(float);
+    if (!out[0]) *scratch_size = (size_t)p.out_size * kiln_dtype_size(in[0]->dtype);
     return KILN_OK;
 }
 
-/* The box of taps of output pixel o (per dim: start position and the valid tap range). */
-typedef struct pool_box {
-    int64_t start[KILN_WINDOW_SPATIAL], lo[KILN_WINDOW_SPATIAL], hi[KILN_WINDOW_SPATIAL];
-} pool_box;
-
-static void box_dim(const kiln_window *w, int d, int64_t o, pool_box *b)
-{
-    b->start[d] = o * w->stride[d] - w->pad_begin[d];
-    kiln_window_taps(b->start[d], w->dilation[d], w->kernel[d], w->in[d], &b->lo[d], &b->hi[d]);
-}
-
-/* Taps of the box that fall inside the padded input (the count_include_pad divisor). */
-static int64_t box_padded_count(const kiln_window *w, const pool_box *b)
-{
-    int64_t count = 1;
-    for (int d = 0; d < KILN_WINDOW_SPATIAL; d++) {
-        int64_t lo, hi;
-        kiln_window_taps(b->start[d] + w->pad_begin[d], w->dilation[d], w->kernel[d],
-                         w->in[d] + w->pad_begin[d] + w->pad_end[d], &lo, &hi);
-        count *= hi - lo;
-    }
-    return count;
-}
-
-static void max_box(const kiln_window *w, const pool_box *b, const float *x, float *value, int64_t *index,
-                    bool column_major)
-{
-    float best = -FLT_MAX;
-    bool found = false;
-    int64_t best_z = 0, best_y = 0, best_x = 0;
-    for (int64_t kz = b->lo[0]; kz < b->hi[0]; kz++) {
-        int64_t iz = b->start[0] + kz * w->dilation[0];
-        for (int64_t ky = b->lo[1]; ky < b->hi[1]; ky++) {
-            int64_t iy = b->start[1] + ky * w->dilation[1];
-            const float *row = x + (iz * w->in[1] + iy) * w->in[2];
-            for (int64_t kx = b->lo[2]; kx < b->hi[2]; kx++) {
-                int64_t ix = b->start[2] + kx * w->dilation[2];
-                if (!found || row[ix] > best) {
-                    best = row[ix];
-                    found = true;
-                    best_z = iz, best_y = iy, best_x = ix;
-                }
-            }
-        }
-    }
-    *value = best;
-    if (!index) return;
-    if (!found) *index = -1;
-    else if (column_major) *index = (best_x * w->in[1] + best_y) * w->in[0] + best_z;
-    else *index = (best_z * w->in[1] + best_y) * w->in[2] + best_x;
-}
-
-/* Sum of f(x) over the box, f = identity (AVG) or |x|^p (LP), and the count of taps summed. */
-static float sum_box(const kiln_window *w, const pool_box *b, const float *x, pool_kind kind, float p,
-                     int64_t *count)
-{
-    float sum = 0.0f;
-    for (int64_t kz = b->lo[0]; kz < b->hi[0]; kz++) {
-        int64_t iz = b->start[0] + kz * w->dilation[0];
-        for (int64_t ky = b->lo[1]; ky < b->hi[1]; ky++) {
-            int64_t iy = b->start[1] + ky * w->dilation[1];
-            const float *row = x + (iz * w->in[1] + iy) * w->in[2];
-            for (int64_t kx = b->lo[2]; kx < b->hi[2]; kx++) {
-                float v = row[b->start[2] + kx * w->dilation[2]];
-                if (kind == POOL_AVG) sum += v;
-                else if (p == 2.0f) sum += v * v;
-                else if (p == 1.0f) sum += fabsf(v);
-                else sum += powf(fabsf(v), p);
-            }
-        }
-    }
-    *count = (b->hi[0] - b->lo[0]) * (b->hi[1] - b->lo[1]) * (b->hi[2] - b->lo[2]);
-    return sum;
-}
-
-static float finish_sum(const pool_plan *p, const pool_box *b, float sum, int64_t count)
-{
-    if (p->kind == POOL_LP) return p->p == 2.0f ? sqrtf(sum) : p->p == 1.0f ? sum : powf(sum, 1.0f / p->p);
-    if (p->count_include_pad) count = box_padded_count(&p->win, b);
-    return count > 0 ? sum / (float)count : 0.0f;
-}
-
-/* One (n, c) plane; index (may be NULL) gets MaxPool's flat indices, offset by index_base. */
-static void pool_plane(const pool_plan *p, const float *x, float *y, int64_t *index, int64_t index_base)
+/* One (n, c) MaxPool plane of elem_size-byte elements; index (may be NULL) gets the flat
+   indices over the whole input, i.e. offset by index_base. */
+static void max_pool_plane(const pool_plan *p, argmax_box_fn argmax, kiln_dtype dtype, size_t elem_size,
+                           const char *x, char *y, int64_t *index, int64_t index_base)
 {
     const kiln_window *w = &p->win;
     pool_box b;
@@ -171,14 +208,30 @@ static void pool_plane(const pool_plan *p, const float *x, float *y, int64_t *in
             box_dim(w, 1, oh, &b);
             for (int64_t ow = 0; ow < w->out[2]; ow++, o++) {
                 box_dim(w, 2, ow, &b);
-                if (p->kind == POOL_MAX) {
-                    max_box(w, &b, x, &y[o], index ? &index[o] : NULL, p->column_major_indices);
-                    if (index && index[o] >= 0) index[o] += index_base;
-                } else {
-                    int64_t count;
-                    float sum = sum_box(w, &b, x, p->kind, p->p, &count);
-                    y[o] = finish_sum(p, &b, sum, count);
-                }
+                int64_t at = argmax(w, &b, x);
+                if (at >= 0) memcpy(y + (size_t)o * elem_size, x + (size_t)at * elem_size, elem_size);
+                else store_lowest(dtype, y + (size_t)o * elem_size);
+                if (index) index[o] = at < 0 ? -1 : index_base + (p->column_major_indices ? column_major_offset(w, at) : at);
+            }
+        }
+    }
+}
+
+/* One (n, c) plane of AveragePool or LpPool. */
+static void average_pool_plane(const pool_plan *p, const float *x, float *y)
+{
+    const kiln_window *w = &p->win;
+    pool_box b;
+    int64_t o = 0;
+    for (int64_t od = 0; od < w->out[0]; od++) {
+        box_dim(w, 0, od, &b);
+        for (int64_t oh = 0; oh < w->out[1]; oh++) {
+            box_dim(w, 1, oh, &b);
+            for (int64_t ow = 0; ow < w->out[2]; ow++, o++) {
+                box_dim(w, 2, ow, &b);
+                int64_t count;
+                float sum = sum_box(w, &b, x, p->kind, p->p, &count);
+                y[o] = finish_sum(p, &b, sum, count);
             }
         }
     }
@@ -190,12 +243,19 @@ static kiln_status pool_run(const kiln_node *node, pool_kind kind, const kiln_te
     pool_plan p;
     kiln_status st = pool_plan_make(node, kind, in[0], &p);
     if (st != KILN_OK) return st;
-    const float *x = in[0]->data;
+    kiln_dtype dtype = in[0]->dtype;
+    size_t elem = kiln_dtype_size(dtype);
+    const char *x = in[0]->data;
     int64_t *indices = node->n_outputs > 1 && out[1] ? out[1]->data : NULL;
     for (int64_t c = 0; c < p.planes; c++) {
         /* When only Indices is used, the values go to one scratch plane (see pool_infer). */
-        float *y = out[0] ? (float *)out[0]->data + c * p.out_size : ctx->scratch;
-        pool_plane(&p, x + c * p.in_size, y, indices ? indices + c * p.out_size : NULL, c * p.in_size);
+        char *y = out[0] ? (char *)out[0]->data + (size_t)(c * p.out_size) * elem : ctx->scratch;
+        const char *x_c = x + (size_t)(c * p.in_size) * elem;
+        if (kind == POOL_MAX)
+            max_pool_plane(&p, argmax_box_for(dtype), dtype, elem, x_c, y,
+                           indices ? indices + c * p.out_size : NULL, c * p.in_size);
+        else
+            average_pool_plane(&p, (const float *)x_c, (float *)y);
     }
     return KILN_OK;
 }

@@ -1,0 +1,62 @@
+/* cpu_aot.h — ahead-of-time half of the `cpu` backend: which nodes it takes, and lowering a
+ * partition (one graph per method) into a context binary with one record per target.
+ *
+ * Layer: backends/cpu/aot. Depends on core, kernels/portable (kiln_node, shape helpers) and
+ * backends/cpu. Used by the compiler's partitioner (src/compiler/partition.c); it does not see
+ * the compiler IR, only this neutral description of a partition.
+ */
+#ifndef KILN_BACKENDS_CPU_AOT_CPU_AOT_H
+#define KILN_BACKENDS_CPU_AOT_CPU_AOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/portable/kernel.h"
+#include "kiln/kiln.h"
+
+typedef struct kiln_cpu_aot_value {
+    kiln_tensor t;                  /* dtype, rank, shape always static; data when is_const */
+    bool is_const;
+} kiln_cpu_aot_value;
+
+typedef struct kiln_cpu_aot_node {
+    const kiln_node *node;          /* op, opset, attributes */
+    const int32_t *inputs;          /* (node->n_inputs) value indices, -1 = absent */
+    const int32_t *outputs;         /* (node->n_outputs) value indices, -1 = unused */
+} kiln_cpu_aot_node;
+
+/* One method's partition. inputs are the non-constant values entering it (the delegate call's
+ * inputs, in this order), outputs the values leaving it (its outputs, in this order). */
+typedef struct kiln_cpu_aot_graph {
+    const char *name;               /* method name = graph name */
+    const kiln_cpu_aot_value *values;
+    size_t n_values;
+    const kiln_cpu_aot_node *nodes; /* in execution order */
+    size_t n_nodes;
+    const int32_t *inputs;
+    size_t n_inputs;
+    const int32_t *outputs;
+    size_t n_outputs;
+} kiln_cpu_aot_graph;
+
+typedef struct kiln_cpu_aot_spec {
+    const char *const *targets;     /* target names (validated by the caller), one record each */
+    size_t n_targets;
+    uint32_t precision;             /* kiln_ctx_precision */
+    uint32_t flags;                 /* KILN_CTX_SPEC_* */
+    uint64_t group_scratch_size;
+    const kiln_allocator *allocator;
+} kiln_cpu_aot_spec;
+
+/* Whether the backend implements this node with these static shapes (constant inputs carry
+ * data). Conservative: false for anything it cannot lower exactly. */
+bool kiln_cpu_aot_supports(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *const *out);
+
+/* Lower the graphs into one context binary (*out from spec->allocator, 64-byte aligned).
+ * KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_NOT_SUPPORTED (a node supports() refused),
+ * KILN_ERROR_COMPILE_SPEC (unknown target); message gets one line on failure. */
+kiln_status kiln_cpu_aot_compile(const kiln_cpu_aot_spec *spec, const kiln_cpu_aot_graph *graphs, size_t n_graphs,
+                                 void **out, size_t *out_size, char *message, size_t message_size);
+
+#endif

@@ -1,0 +1,168 @@
+/* cpu_ops.h — the lowered operations of the `cpu` backend and their parameters.
+ *
+ * Layer: backends/cpu (shared by aot/, rt/ and kernels/). A context-binary graph is a list of
+ * steps; each step is one of these ops with a POD parameter block stored verbatim in the binary
+ * (little-endian, fixed layout, at most KILN_CPU_PARAMS_SIZE bytes). The ahead-of-time lowering
+ * (aot/) derives every field from the ONNX node and its static shapes; the runtime validates
+ * params against the step's tensors (kernels/validate.c) before first use, so a corrupt binary
+ * cannot make a kernel read or write out of bounds.
+ *
+ * All element counts, strides and sizes are in elements of float32 unless named *_bytes.
+ * Tensors are dense row-major; "NCHW" layouts as in ONNX.
+ */
+#ifndef KILN_BACKENDS_CPU_CPU_OPS_H
+#define KILN_BACKENDS_CPU_CPU_OPS_H
+
+#include <stdint.h>
+
+#define KILN_CPU_PARAMS_SIZE 256
+#define KILN_CPU_MAX_STEP_TENSORS 8
+#define KILN_CPU_MAX_RANK 8
+
+typedef enum kiln_cpu_op {
+    KILN_CPU_OP_GEMM = 1,           /* in: A, B, [bias]        out: Y */
+    KILN_CPU_OP_CONV2D = 2,         /* in: X, W, [bias]        out: Y   (grouped, depthwise) */
+    KILN_CPU_OP_POOL2D = 3,         /* in: X                   out: Y   (max / average / global) */
+    KILN_CPU_OP_UNARY = 4,          /* in: X                   out: Y */
+    KILN_CPU_OP_BINARY = 5,         /* in: A, B                out: Y   (broadcast by strides) */
+    KILN_CPU_OP_SOFTMAX = 6,        /* in: X                   out: Y */
+    KILN_CPU_OP_LAYERNORM = 7,      /* in: X, scale, [bias]    out: Y */
+    KILN_CPU_OP_CHANNEL_AFFINE = 8, /* in: X, scale[C], shift[C] out: Y (inference BatchNorm) */
+    KILN_CPU_OP_COPY = 9,           /* in: X                   out: Y   (Reshape/Flatten/Identity...) */
+    KILN_CPU_OP_TRANSPOSE = 10,     /* in: X                   out: Y */
+} kiln_cpu_op;
+#define KILN_CPU_OP_COUNT 11        /* table size: index 0 unused */
+
+/* Activation applied elementwise, alone (UNARY) or fused into an epilogue. */
+typedef enum kiln_cpu_act_kind {
+    KILN_CPU_ACT_NONE = 0,
+    KILN_CPU_ACT_RELU = 1,
+    KILN_CPU_ACT_LEAKY_RELU = 2,    /* alpha */
+    KILN_CPU_ACT_CLIP = 3,          /* alpha = min, beta = max */
+    KILN_CPU_ACT_SIGMOID = 4,
+    KILN_CPU_ACT_TANH = 5,
+    KILN_CPU_ACT_HARD_SIGMOID = 6,  /* max(0, min(1, alpha*x + beta)) */
+    KILN_CPU_ACT_HARD_SWISH = 7,    /* x * max(0, min(1, x/6 + 1/2)) */
+    KILN_CPU_ACT_GELU_ERF = 8,      /* 0.5 x (1 + erf(x / sqrt 2)) */
+    KILN_CPU_ACT_GELU_TANH = 9,
+    KILN_CPU_ACT_SILU = 10,         /* x * sigmoid(x) */
+    KILN_CPU_ACT_ELU = 11,          /* alpha */
+    KILN_CPU_ACT_EXP = 12,
+    KILN_CPU_ACT_LOG = 13,
+    KILN_CPU_ACT_SQRT = 14,
+    KILN_CPU_ACT_NEG = 15,
+    KILN_CPU_ACT_ABS = 16,
+    KILN_CPU_ACT_ERF = 17,
+    KILN_CPU_ACT_RECIPROCAL = 18,
+    KILN_CPU_ACT_SOFTPLUS = 19,
+    KILN_CPU_ACT_IDENTITY = 20,
+} kiln_cpu_act_kind;
+#define KILN_CPU_ACT_COUNT 21
+
+typedef struct kiln_cpu_act {
+    uint32_t kind;                  /* kiln_cpu_act_kind */
+    float alpha, beta;
+} kiln_cpu_act;
+
+typedef enum kiln_cpu_bias_kind {
+    KILN_CPU_BIAS_NONE = 0,
+    KILN_CPU_BIAS_SCALAR = 1,       /* bias[0] */
+    KILN_CPU_BIAS_PER_COL = 2,      /* bias[n], length N */
+    KILN_CPU_BIAS_PER_ROW = 3,      /* bias[m], length M */
+    KILN_CPU_BIAS_FULL = 4,         /* bias[m * N + n], M x N (per batch: bias_batch_stride) */
+} kiln_cpu_bias_kind;
+
+/* Y[b] = act(alpha * op(A[b]) . op(B[b]) + beta * bias)  for b < batch.
+ * A is activations, row-major M x K (K x M when trans_a), leading dimension lda.
+ * B is either a weight block packed for the target (b_packed: layout of kiln_cpu_pack_b with
+ * the target's NR, independent of batch: b_batch_stride must be 0) or activations K x N
+ * (N x K when trans_b) with leading dimension ldb. Y is M x N with leading dimension ldy. */
+typedef struct kiln_cpu_gemm_params {
+    int64_t M, N, K, batch;
+    int64_t lda, ldb, ldy;
+    int64_t a_batch_stride, b_batch_stride, y_batch_stride, bias_batch_stride; /* 0 = shared */
+    float alpha, beta;
+    uint8_t trans_a, trans_b, b_packed, bias_kind;
+    uint32_t reserved;
+    kiln_cpu_act act;
+} kiln_cpu_gemm_params;
+
+/* 2-D convolution, NCHW, weights [M, C/group, KH, KW]. When depthwise (group == C == M, one
+ * input channel per group) W is stored unpacked as [C, KH, KW]; otherwise W is packed per group
+ * with kiln_cpu_pack_a (rows = M/group output channels, K = C/group*KH*KW) and the target's MR. */
+typedef struct kiln_cpu_conv_params {
+    int64_t N, C, H, W, M, OH, OW, KH, KW;
+    int64_t stride_h, stride_w, pad_top, pad_left, dil_h, dil_w, group;
+    uint8_t has_bias, depthwise, reserved[6];
+    kiln_cpu_act act;
+} kiln_cpu_conv_params;
+
+typedef enum kiln_cpu_pool_kind { KILN_CPU_POOL_MAX = 0, KILN_CPU_POOL_AVG = 1 } kiln_cpu_pool_kind;
+
+/* Max/average pooling, NCHW. Global pooling is KH = H, KW = W, OH = OW = 1. Windows that run
+ * past the input (padding, ceil mode) skip the missing elements; average divides by the full
+ * window (count_include_pad, padded cells count, cells past pads never) or by the present count. */
+typedef struct kiln_cpu_pool_params {
+    int64_t N, C, H, W, OH, OW, KH, KW;
+    int64_t stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right, dil_h, dil_w;
+    uint32_t kind, count_include_pad;
+} kiln_cpu_pool_params;
+
+typedef struct kiln_cpu_unary_params {
+    int64_t count;
+    kiln_cpu_act act;
+} kiln_cpu_unary_params;
+
+typedef enum kiln_cpu_binary_kind {
+    KILN_CPU_BIN_ADD = 0, KILN_CPU_BIN_SUB = 1, KILN_CPU_BIN_MUL = 2, KILN_CPU_BIN_DIV = 3,
+    KILN_CPU_BIN_MAX = 4, KILN_CPU_BIN_MIN = 5, KILN_CPU_BIN_POW = 6,
+} kiln_cpu_binary_kind;
+
+/* Y = act(A op B) over out_shape; a_strides/b_strides are element strides of A and B laid over
+ * out_shape (0 on broadcast dimensions). */
+typedef struct kiln_cpu_binary_params {
+    uint32_t kind, rank;
+    int64_t out_shape[KILN_CPU_MAX_RANK];
+    int64_t a_strides[KILN_CPU_MAX_RANK];
+    int64_t b_strides[KILN_CPU_MAX_RANK];
+    kiln_cpu_act act;
+} kiln_cpu_binary_params;
+
+/* Softmax (or log-softmax) over n elements at stride `inner`, for outer * inner independent
+ * rows: element (o, i, j) is at (o * n + j) * inner + i. */
+typedef struct kiln_cpu_softmax_params {
+    int64_t outer, n, inner;
+    uint32_t log, reserved;
+} kiln_cpu_softmax_params;
+
+/* LayerNormalization over the last n elements of outer rows; scale/bias of length n. */
+typedef struct kiln_cpu_layernorm_params {
+    int64_t outer, n;
+    float epsilon;
+    uint32_t has_bias;
+} kiln_cpu_layernorm_params;
+
+/* y[n, c, i] = x[n, c, i] * scale[c] + shift[c] for i < inner, then act. */
+typedef struct kiln_cpu_affine_params {
+    int64_t N, C, inner;
+    kiln_cpu_act act;
+} kiln_cpu_affine_params;
+
+typedef struct kiln_cpu_copy_params {
+    int64_t bytes;
+} kiln_cpu_copy_params;
+
+/* Y = transpose(X, perm); X has in_shape; elements of elem_size bytes. */
+typedef struct kiln_cpu_transpose_params {
+    uint32_t rank, elem_size;
+    int64_t in_shape[KILN_CPU_MAX_RANK];
+    int64_t perm[KILN_CPU_MAX_RANK];
+} kiln_cpu_transpose_params;
+
+_Static_assert(sizeof(kiln_cpu_gemm_params) <= KILN_CPU_PARAMS_SIZE, "params too large");
+_Static_assert(sizeof(kiln_cpu_conv_params) <= KILN_CPU_PARAMS_SIZE, "params too large");
+_Static_assert(sizeof(kiln_cpu_pool_params) <= KILN_CPU_PARAMS_SIZE, "params too large");
+_Static_assert(sizeof(kiln_cpu_binary_params) <= KILN_CPU_PARAMS_SIZE, "params too large");
+_Static_assert(sizeof(kiln_cpu_transpose_params) <= KILN_CPU_PARAMS_SIZE, "params too large");
+
+#endif

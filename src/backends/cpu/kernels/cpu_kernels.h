@@ -1,0 +1,62 @@
+/* cpu_kernels.h — the kernel tables of the `cpu` backend, one per ISA, and weight packing.
+ *
+ * Layer: backends/cpu/kernels. Depends on core and cpu_ops.h only. Each ISA directory
+ * (generic/, avx2/, avx512/) is compiled with that ISA's flags and provides one
+ * kiln_cpu_kernels table; a kernel there may only run on a CPU with the target's features.
+ * File names say dtype, op, tile and ISA (e.g. avx512/f32-gemm-14x32-avx512.c).
+ *
+ * Step functions get the step's parameter block (already validated against the tensors by
+ * kiln_cpu_step_validate), the input and output tensors (dense; outputs preallocated; absent
+ * optional inputs NULL) and a workspace of the size kiln_cpu_workspace_size reported.
+ */
+#ifndef KILN_BACKENDS_CPU_KERNELS_CPU_KERNELS_H
+#define KILN_BACKENDS_CPU_KERNELS_CPU_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/cpu/cpu_ops.h"
+#include "kiln/kiln.h"
+
+typedef struct kiln_cpu_exec {
+    void *workspace;                /* 64-byte aligned */
+    size_t workspace_size;
+} kiln_cpu_exec;
+
+typedef kiln_status (*kiln_cpu_step_fn)(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                        kiln_cpu_exec *exec);
+
+typedef struct kiln_cpu_kernels {
+    const char *isa;                            /* "generic", "avx2", "avx512" */
+    uint32_t gemm_mr, gemm_nr;                  /* register tile: packing layout of weights */
+    kiln_cpu_step_fn ops[KILN_CPU_OP_COUNT];    /* indexed by kiln_cpu_op; NULL = unsupported */
+} kiln_cpu_kernels;
+
+extern const kiln_cpu_kernels kiln_cpu_kernels_generic;
+extern const kiln_cpu_kernels kiln_cpu_kernels_avx2;
+extern const kiln_cpu_kernels kiln_cpu_kernels_avx512;
+
+/* Bytes of workspace a step needs on a kernel table (packing buffers, im2col chunks), sized from
+ * the params and the target's cache sizes; 0 if none. Used by the lowering to plan scratch. */
+size_t kiln_cpu_workspace_size(const kiln_cpu_kernels *k, uint32_t op, const void *params, size_t l1, size_t l2);
+
+/* Check that params are self-consistent and that every tensor the step would touch is large
+ * enough (sizes in bytes, shapes) — run at load for every step, so a corrupt binary is
+ * rejected instead of read out of bounds. in/out hold shapes and sizes only (data NULL is fine);
+ * `weight_packed_size` style checks use kiln_cpu_pack_*_size with the record's MR/NR.
+ * KILN_OK or KILN_ERROR_INCOMPATIBLE. */
+kiln_status kiln_cpu_step_validate(uint32_t op, const void *params, const kiln_tensor *const *in, size_t n_in,
+                                   const size_t *in_sizes, kiln_tensor *const *out, size_t n_out,
+                                   const size_t *out_sizes, uint32_t mr, uint32_t nr);
+
+/* Weight packing (pack.c), shared by the lowering and the tests.
+ * B panels: N is cut into ceil(N/nr) panels of nr columns; panel p holds K rows of nr floats
+ * (columns past N zero-filled), panels back to back. src is K x N row-major (N x K if trans).
+ * A panels: M is cut into ceil(M/mr) panels of mr rows; panel p holds K columns of mr floats
+ * (rows past M zero-filled). src is M x K row-major (K x M if trans). */
+size_t kiln_cpu_pack_b_size(int64_t K, int64_t N, uint32_t nr);   /* bytes */
+void kiln_cpu_pack_b(const float *src, int64_t K, int64_t N, int trans, uint32_t nr, float *dst);
+size_t kiln_cpu_pack_a_size(int64_t M, int64_t K, uint32_t mr);   /* bytes */
+void kiln_cpu_pack_a(const float *src, int64_t M, int64_t K, int trans, uint32_t mr, float *dst);
+
+#endif
