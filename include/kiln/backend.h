@@ -34,6 +34,12 @@ typedef struct kiln_backend_init_args {
     const char *method_name;            /* the method being loaded */
     char *message;                      /* on failure, init() may write one line here saying why */
     size_t message_size;
+    /* The loading module's worker threads: parallel_for(pool, n, fn, arg) runs fn(arg, i) for
+       every i < n and returns when all are done. Valid while the handle init() returns lives
+       (handles belong to one method of one module), so keep them per handle, not per shared
+       context. Never NULL. */
+    void (*parallel_for)(void *pool, size_t n, void (*fn)(void *arg, size_t i), void *arg);
+    void *pool;
 } kiln_backend_init_args;
 
 typedef struct kiln_backend {

@@ -10,6 +10,7 @@
 #include "compiler/ir.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/threadpool.h"
 
 /* Folded outputs larger than this stay runtime work: folding would bloat the program. */
 #define KILN_FOLD_MAX_BYTES ((size_t)64 << 20)
@@ -32,7 +33,7 @@ static kiln_status fold_node(kiln_ir_graph *g, kiln_ir_node *n, const kiln_tenso
         out[j]->data = kiln_arena_alloc(&g->arena, kiln_tensor_bytes(out[j]), 64);
         KILN_CHECK(out[j]->data, KILN_ERROR_OUT_OF_MEMORY);
     }
-    kiln_kernel_ctx ctx = {NULL, (size_t)n->scratch_size};
+    kiln_kernel_ctx ctx = {NULL, (size_t)n->scratch_size, kiln_threadpool_parallel_for, NULL, 1};
     if (n->scratch_size) {
         ctx.scratch = kiln_alloc(g->allocator, (size_t)n->scratch_size, 64);
         KILN_CHECK(ctx.scratch, KILN_ERROR_OUT_OF_MEMORY);

@@ -74,7 +74,8 @@ static kiln_status run_instr(kiln_module *module, kiln_method_state *s, kiln_exe
         if (in->args[n_in + j] >= 0) outs[j] = &s->values[in->args[n_in + j]].t;
     if (in->backend) return in->backend->execute(in->backend->user, in->delegate, ins, n_in, outs, n_out);
 
-    kiln_kernel_ctx ctx = {s->scratch, (size_t)s->fmt->scratch_size};
+    kiln_kernel_ctx ctx = {s->scratch, (size_t)s->fmt->scratch_size, kiln_threadpool_parallel_for, module->pool,
+                           module->num_threads};
     void *extra = NULL;
     if (in->dynamic) {
         size_t scratch = 0;

@@ -3,8 +3,8 @@
  * Layer: runtime. The format reader has already proven every reference in range; this file
  * proves the program's *semantics* before anything runs: every kernel exists, every static
  * shape the program claims is the one the kernel's own infer() computes, every scratch need
- * fits the planned scratch, and no two planned activations that are alive at the same time
- * overlap in the arena. A program that fails any of these is KILN_ERROR_FORMAT: the plan is
+ * fits the planned scratch, every value is written once before it is read, and no two planned
+ * activations that are alive at the same time overlap in the arena. A program that fails any of these is KILN_ERROR_FORMAT: the plan is
  * verified, never re-planned.
  */
 #include <stdlib.h>
@@ -182,6 +182,31 @@ static kiln_status verify_arena(kiln_method_state *s)
     return KILN_OK;
 }
 
+/* Values are single-assignment: method inputs and constants are defined on entry, every other
+   value by exactly one instruction, before any instruction reads it, and no instruction writes a
+   value it reads. Without this a DYNAMIC value could be read (or returned) before it has memory,
+   and an instruction could free its own input when it allocates its output. */
+static kiln_status verify_dataflow(kiln_method_state *s, const kiln_program_view *v)
+{
+    const kiln_fmt_method *m = s->fmt;
+    bool *defined = KILN_ARENA_ARRAY(&s->load, bool, s->n_values ? s->n_values : 1);
+    KILN_CHECK(defined, KILN_ERROR_OUT_OF_MEMORY);
+    for (size_t i = 0; i < s->n_values; i++) defined[i] = s->values[i].storage == KILN_STORAGE_CONST;
+    for (size_t i = 0; i < s->n_inputs; i++) defined[s->inputs[i]] = true;
+    for (size_t k = 0; k < m->n_instrs; k++) {
+        const kiln_fmt_instr *f = &v->instrs[m->first_instr + k];
+        const int32_t *args = v->i32 + f->args;
+        for (size_t i = 0; i < f->n_inputs; i++) KILN_CHECK(args[i] < 0 || defined[args[i]], KILN_ERROR_FORMAT);
+        for (size_t j = f->n_inputs; j < (size_t)f->n_inputs + f->n_outputs; j++) {
+            if (args[j] < 0) continue;
+            KILN_CHECK(!defined[args[j]], KILN_ERROR_FORMAT);
+            defined[args[j]] = true;
+        }
+    }
+    for (size_t i = 0; i < s->n_outputs; i++) KILN_CHECK(defined[s->outputs[i]], KILN_ERROR_FORMAT);
+    return KILN_OK;
+}
+
 static kiln_status decode_instrs(kiln_module *module, kiln_method_state *s, const kiln_program_view *v)
 {
     const kiln_fmt_method *m = s->fmt;
@@ -214,7 +239,8 @@ static kiln_status decode_instrs(kiln_module *module, kiln_method_state *s, cons
             char message[sizeof module->last_error] = "";
             kiln_backend_init_args args = {sizeof args, kiln_view_segment_data(v, f->segment), v->segments[f->segment].size,
                                            module->allocator, module->scratch_group, module->target,
-                                           module->num_threads, s->name, message, sizeof message};
+                                           module->num_threads, s->name, message, sizeof message,
+                                           kiln_threadpool_parallel_for, module->pool};
             kiln_status st = in->backend->init(in->backend->user, &args, &in->delegate);
             if (st != KILN_OK) {
                 kiln_module_set_error(module, "%s (backend '%s', instruction %zu)", message[0] ? message : kiln_status_str(st),
@@ -247,6 +273,7 @@ kiln_status kiln_method_state_create(kiln_module *module, uint32_t index, kiln_m
     KILN_TRY_GOTO(st, decode_values(s, v));
     s->input_set = KILN_ARENA_ARRAY(&s->load, bool, s->n_inputs ? s->n_inputs : 1);
     KILN_CHECK_GOTO(s->input_set, st, KILN_ERROR_OUT_OF_MEMORY);
+    KILN_TRY_GOTO(st, verify_dataflow(s, v));
     KILN_TRY_GOTO(st, decode_instrs(module, s, v));
     KILN_TRY_GOTO(st, verify_arena(s));
     KILN_CHECK_GOTO(pthread_mutex_init(&s->exec_lock, NULL) == 0, st, KILN_ERROR_THREAD);

@@ -48,7 +48,8 @@ kiln_status kiln_module_create(kiln_program *program, const kiln_module_options 
     KILN_CHECK(m, KILN_ERROR_OUT_OF_MEMORY);
     kiln_status st = KILN_OK;
     m->allocator = a;
-    m->num_threads = opt.num_threads;
+    m->num_threads = opt.num_threads ? opt.num_threads : kiln_cpu_count();
+    if (m->num_threads > 1) KILN_TRY_GOTO(st, kiln_threadpool_create(a, m->num_threads, &m->pool));
     if (opt.target) {
         m->target = kiln_strdup(a, opt.target);
         KILN_CHECK_GOTO(m->target, st, KILN_ERROR_OUT_OF_MEMORY);
@@ -60,6 +61,7 @@ kiln_status kiln_module_create(kiln_program *program, const kiln_module_options 
     *out = m;
     return KILN_OK;
 fail:
+    kiln_threadpool_destroy(m->pool);
     kiln_free(a, m->target);
     kiln_free(a, m);
     return st;
@@ -77,6 +79,7 @@ void kiln_module_destroy(kiln_module *m)
         h = next;
     }
     pthread_mutex_destroy(&m->lock);
+    kiln_threadpool_destroy(m->pool);
     m->magic = 0;
     kiln_program_release(m->program);
     kiln_free(m->allocator, m->target);

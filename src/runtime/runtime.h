@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "core/arena.h"
+#include "core/threadpool.h"
 #include "format/program_reader.h"
 #include "kernels/portable/kernel.h"
 #include "kiln/backend.h"
@@ -46,7 +47,8 @@ struct kiln_module {
     kiln_program *program;
     const kiln_allocator *allocator;
     kiln_scratch_group *scratch_group;
-    int num_threads;
+    int num_threads;            /* resolved: >= 1 */
+    kiln_threadpool *pool;      /* num_threads - 1 workers, or NULL when single-threaded */
     char *target;               /* forced record name or NULL */
     pthread_mutex_t lock;       /* guards the handle list and last_error */
     kiln_method *handles;

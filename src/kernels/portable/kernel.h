@@ -60,10 +60,16 @@ typedef struct kiln_node {
 } kiln_node;
 
 /* Per-call environment of run(). scratch is the per-call scratch memory infer() asked for
-   (64-byte aligned, contents undefined). */
+   (64-byte aligned, contents undefined). parallel_for(pool, n, fn, arg) runs fn(arg, i) for all
+   i < n on the module's threads and returns when all are done; it is never NULL (single-threaded
+   callers pass an inline loop), and fn must not use ctx->scratch from several indices at once
+   unless it partitions it. */
 typedef struct kiln_kernel_ctx {
     void *scratch;
     size_t scratch_size;
+    void (*parallel_for)(void *pool, size_t n, void (*fn)(void *arg, size_t i), void *arg);
+    void *pool;
+    int n_threads;
 } kiln_kernel_ctx;
 
 typedef struct kiln_kernel {
