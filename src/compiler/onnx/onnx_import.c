@@ -168,6 +168,10 @@ static kiln_status convert_attr(importer *im, const Onnx__AttributeProto *a, kil
     }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
         out->type = KILN_ATTR_TENSOR;
+        /* `type` may say TENSOR while the message carries none */
+        if (!a->t)
+            return kiln_ir_fail(im->g, KILN_ERROR_MODEL, "node '%s': tensor attribute '%s' holds no tensor",
+                                node_name, out->name);
         kiln_status st = kiln_onnx_tensor_to_kiln(a->t, &im->arena_alloc, &out->tensor);
         if (st != KILN_OK)
             return kiln_ir_fail(im->g, st == KILN_ERROR_OUT_OF_MEMORY ? st : KILN_ERROR_MODEL,

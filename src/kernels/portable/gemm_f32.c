@@ -1,8 +1,7 @@
 /* gemm_f32.c — cache-blocked f32 GEMM in portable C (see gemm_f32.h for the contract).
  *
- * Layer: kernels/portable (internal). No intrinsics: the micro-kernel is written as short
- * fixed-trip loops over a small accumulator tile so that gcc/clang at -O2 keep the tile in
- * vector registers and vectorize the NR-wide updates for whatever ISA the build targets.
+ * Layer: kernels/portable (internal). No intrinsics: the micro-kernel is plain C whose NR-wide
+ * loop the compiler vectorizes for whatever ISA the build targets (see micro_kernel).
  *
  * Blocking (Goto/BLIS order), for each block the data that is reused most sits closest:
  *
@@ -23,7 +22,7 @@
 #include <string.h>
 
 enum {
-    GEMM_MR = 4,    /* rows of the register tile */
+    GEMM_MR = 4,    /* rows of the register tile (micro_kernel spells out its 4 rows) */
     GEMM_NR = 16,   /* columns of the register tile: a multiple of every vector width */
     GEMM_KC = 256,  /* depth of one packed block */
     GEMM_MC = 128,  /* rows of one packed A block (multiple of MR) */
@@ -85,26 +84,33 @@ static void pack_b(int64_t kc, int64_t nc, const float *b, int64_t rs, int64_t c
     }
 }
 
-/* tile[MR][NR] = Ap panel (kc x MR) ^T * Bp panel (kc x NR). The unroll pragmas matter: at -O2
-   gcc does not fully unroll these fixed-trip loops by itself, and then keeps the accumulators
-   in memory and leaves the body scalar. Fully unrolled, the superword (SLP) vectorizer turns the
-   MR x NR updates into vector multiply-adds on register-resident accumulators (measured ~1.8x).
-   The pragma is understood by gcc and clang and changes no result. */
+/* tile[MR][NR] = Ap panel (kc x MR) ^T * Bp panel (kc x NR).
+ *
+ * Written for the vectorizer: one accumulator row per tile row (MR = 4 rows, spelled out) and a
+ * plain j loop over NR that gcc and clang turn into NR / width vector multiply-adds, with the
+ * four a values broadcast once per step. Measured with the layer's -O3 on baseline x86-64
+ * (SSE2), this shape beat 4x8, 6x8, 8x8, 3x16 and the same loops written as acc[MR][NR] with
+ * unroll pragmas (those made gcc's SLP vectorizer shuffle every B vector, and clang spill). */
 static void micro_kernel(int64_t kc, const float *restrict ap, const float *restrict bp,
                          float tile[GEMM_MR][GEMM_NR])
 {
-    float acc[GEMM_MR][GEMM_NR];
-    for (int i = 0; i < GEMM_MR; i++)
-        for (int j = 0; j < GEMM_NR; j++) acc[i][j] = 0.0f;
+    float c0[GEMM_NR] = {0}, c1[GEMM_NR] = {0}, c2[GEMM_NR] = {0}, c3[GEMM_NR] = {0};
     for (int64_t p = 0; p < kc; p++) {
-        const float *restrict a = ap + p * GEMM_MR;
         const float *restrict b = bp + p * GEMM_NR;
-#pragma GCC unroll 16
-        for (int i = 0; i < GEMM_MR; i++)
-#pragma GCC unroll 16
-            for (int j = 0; j < GEMM_NR; j++) acc[i][j] += a[i] * b[j];
+        float a0 = ap[p * GEMM_MR], a1 = ap[p * GEMM_MR + 1], a2 = ap[p * GEMM_MR + 2], a3 = ap[p * GEMM_MR + 3];
+        for (int j = 0; j < GEMM_NR; j++) {
+            c0[j] += a0 * b[j];
+            c1[j] += a1 * b[j];
+            c2[j] += a2 * b[j];
+            c3[j] += a3 * b[j];
+        }
     }
-    memcpy(tile, acc, sizeof acc);
+    for (int j = 0; j < GEMM_NR; j++) {
+        tile[0][j] = c0[j];
+        tile[1][j] = c1[j];
+        tile[2][j] = c2[j];
+        tile[3][j] = c3[j];
+    }
 }
 
 /* C[0..rows, 0..cols] = alpha * tile + beta * C, with beta == 0 never reading C. */
