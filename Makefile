@@ -6,7 +6,10 @@ BUILD_PACKAGES := build-essential cmake pkg-config protobuf-c-compiler libprotob
 TEST_PACKAGES := $(BUILD_PACKAGES) libonnx-testdata clang libclang-rt-14-dev \
                  python3-numpy python3-torch python3-torchvision
 
-.PHONY: all build demo test deps-build deps-test install clean
+BENCH_PACKAGES := $(BUILD_PACKAGES) libopenblas-dev python3-numpy python3-onnx python3-torch python3-torchvision
+
+# bench must be PHONY: bench/ is also a directory.
+.PHONY: all build demo test bench deps-build deps-test deps-bench install clean
 
 all: build
 
@@ -25,6 +28,16 @@ demo: build
 
 test: deps-test
 	@scripts/test.sh
+
+deps-bench:
+	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
+
+# Benchmarks (issue 5): GEMM against OpenBLAS, models against PyTorch, peaks of this machine;
+# writes bench/RESULTS.md.
+bench: deps-bench
+	cmake -S . -B $(BUILD) -DKILN_WERROR=ON >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+	KILN_BENCH_COMMAND="make bench" bench/run_all.sh $(BUILD)
 
 install: build
 	cmake --install $(BUILD)

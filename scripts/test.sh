@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test.sh — the `make test` steps: the whole CTest suite in a release build with warnings as
 # errors, then again under AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer runs
-# with ASan). Each build's ctest summary is printed; any failure stops with non-zero status.
+# with ASan), then the tests labelled `tsan` (the cpu backend's lifetime, publication and
+# scratch-group tests) under ThreadSanitizer. Each build's ctest summary is printed; any failure
+# stops with non-zero status.
 set -euo pipefail
 jobs=$(nproc)
 run_suite() {
@@ -14,9 +16,24 @@ run_suite() {
   echo "== ctest $dir"
   ctest --test-dir "$dir" --output-on-failure -j"$jobs"
 }
+# Only the tests carrying a label, and what they link (test name = target name), not the tree.
+run_labelled_suite() {
+  local dir=$1 label=$2; shift 2
+  echo "== configure $dir ($*)"
+  cmake -S . -B "$dir" -DKILN_WERROR=ON "$@" >/dev/null
+  local targets
+  targets=$(ctest --test-dir "$dir" -N -L "$label" | sed -n 's/^ *Test *#[0-9]*: //p')
+  echo "== build $dir:" $targets
+  cmake --build "$dir" -j"$jobs" --target $targets 2>&1 | grep -E "error|warning|Error" || true
+  cmake --build "$dir" -j"$jobs" --target $targets >/dev/null
+  echo "== ctest $dir -L $label"
+  ctest --test-dir "$dir" --output-on-failure -j"$jobs" -L "$label"
+}
 run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== ONNX conformance tier 3 (reported, not required):"
 ctest --test-dir build -R conformance_tier3_report --verbose 2>/dev/null | grep -E "[0-9]+ passed, [0-9]+ failed" | sed 's/^[0-9]*: /   tier 3: /'
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=address,undefined
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  run_labelled_suite build-tsan tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=thread
 echo "== make test: all suites passed"

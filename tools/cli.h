@@ -42,5 +42,6 @@ double cli_now(void);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -7,6 +7,7 @@
 
 #define MAX_METHODS 64
 #define MAX_SHAPES 64
+#define MAX_TARGETS 16
 
 static void usage(FILE *f)
 {
@@ -21,7 +22,11 @@ static void usage(FILE *f)
             "  --method NAME=MODEL.onnx    add a method (repeatable)\n"
             "  --input-shape NAME=D0,D1,.. static shape for a model input, needed for symbolic\n"
             "                              dimensions such as a dynamic batch (repeatable)\n"
-            "  --no-delegate               keep every op on the portable kernels\n"
+            "  --target T                  compile the cpu delegates for target T: generic, x86-64-v3\n"
+            "                              (AVX2+FMA) or x86-64-v4 (AVX-512); repeat for a program\n"
+            "                              that carries one record per target and picks the best\n"
+            "                              one at load (default: the best target of this machine)\n"
+            "  --no-delegate               keep every op on the portable kernels (no --target then)\n"
             "  -h, --help                  show this help\n"
             "\n"
             "Exit status: 0 ok, 1 failure, 2 usage error, 3 unsupported operator (the message names the\n"
@@ -32,7 +37,8 @@ int cmd_compile(int argc, char **argv)
 {
     kiln_compile_method methods[MAX_METHODS];
     kiln_input_shape shapes[MAX_SHAPES];
-    size_t n_methods = 0, n_shapes = 0;
+    const char *targets[MAX_TARGETS];
+    size_t n_methods = 0, n_shapes = 0, n_targets = 0;
     const char *out = NULL, *positional = NULL;
     int no_delegate = 0;
     for (int i = 1; i < argc; i++) {
@@ -58,6 +64,12 @@ int cmd_compile(int argc, char **argv)
                 return KILN_EXIT_USAGE;
             }
             n_shapes++;
+        } else if (strcmp(a, "--target") == 0 && has_value) {
+            if (n_targets == MAX_TARGETS) {
+                cli_error("compile: more than %d --target options", MAX_TARGETS);
+                return KILN_EXIT_USAGE;
+            }
+            targets[n_targets++] = argv[++i];
         } else if (strcmp(a, "--no-delegate") == 0) {
             no_delegate = 1;
         } else if (a[0] == '-') {
@@ -86,7 +98,8 @@ int cmd_compile(int argc, char **argv)
         return KILN_EXIT_USAGE;
     }
     kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = shapes, .n_input_shapes = n_shapes,
-                                .no_delegate = no_delegate};
+                                .no_delegate = no_delegate, .targets = n_targets ? targets : NULL,
+                                .n_targets = n_targets};
     char message[1024];
     double t0 = cli_now();
     kiln_status st = kiln_compile_file(&opt, methods, n_methods, out, message, sizeof message);

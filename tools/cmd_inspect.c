@@ -1,12 +1,19 @@
 /* cmd_inspect.c — `kiln inspect`: what a program file holds (methods, I/O, ops, memory plan,
- * segments), as text or --json. Reads the file through the validating format reader. */
+ * segments, delegate calls) and, for each context binary of the `cpu` backend, its signature
+ * (checked against the contents), compile spec, records, graphs, weight and scratch sizes — as
+ * text or --json. Reads the program through the validating format reader and each context
+ * binary through the runtime's own validating reader (backends/cpu/rt/ctxbin_reader.h), so what
+ * inspect calls valid is exactly what a module would load. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/rt/ctxbin_reader.h"
 #include "cli.h"
 #include "compiler/onnx/onnx_tensor.h"
 #include "core/alloc.h"
+#include "core/cpu_features.h"
+#include "core/hash.h"
 #include "format/program_reader.h"
 
 static void usage(FILE *f)
@@ -16,7 +23,10 @@ static void usage(FILE *f)
             "\n"
             "Describes a program: format version, segments (deduplicated constant data), and per\n"
             "method its inputs, outputs, instruction count, op histogram, planned activation arena\n"
-            "and scratch sizes.\n"
+            "and scratch sizes, and its delegate calls. For each context binary of the cpu backend:\n"
+            "signature (checked against the contents), compile spec, weight bytes, and per record\n"
+            "its target, required CPU features, register tile, cache sizes and bytes, and per graph\n"
+            "its steps, inputs, outputs and scratch size. Invalid binaries are reported as such.\n"
             "\n"
             "options:\n"
             "  --json       machine-readable output\n"
@@ -93,7 +103,214 @@ static uint64_t const_bytes(const kiln_program_view *v)
     return total;
 }
 
-static void print_text(const kiln_program_view *v, const char *path)
+/* ---- context binaries: the payloads of the cpu backend's DELEGATE instructions ---------- */
+
+typedef struct ctx_entry {
+    uint32_t segment;
+    size_t uses;                    /* delegate calls naming this segment */
+    kiln_ctxbin bin;                /* valid when status is KILN_OK */
+    kiln_status status;
+    char error[256];
+    bool signature_ok;
+} ctx_entry;
+
+static bool is_cpu_delegate(const kiln_program_view *v, const kiln_fmt_instr *in)
+{
+    return in->kind == KILN_INSTR_DELEGATE && strcmp(kiln_view_string(v, in->op), "cpu") == 0;
+}
+
+/* Each distinct cpu payload once, in program order (identical binaries share a segment). */
+static size_t collect_ctx(const kiln_program_view *v, ctx_entry *out, size_t max)
+{
+    size_t n = 0;
+    for (uint64_t k = 0; k < v->n_instrs; k++) {
+        const kiln_fmt_instr *in = &v->instrs[k];
+        if (!is_cpu_delegate(v, in)) continue;
+        size_t i = 0;
+        while (i < n && out[i].segment != in->segment) i++;
+        if (i < n) out[i].uses++;
+        if (i < n || n == max) continue;
+        ctx_entry *e = &out[n++];
+        memset(e, 0, sizeof *e);
+        e->segment = in->segment;
+        e->uses = 1;
+        const uint8_t *data = kiln_view_segment_data(v, in->segment);
+        uint64_t size = v->segments[in->segment].size;
+        e->status = kiln_ctxbin_open(&e->bin, data, (size_t)size, kiln_allocator_default(), e->error, sizeof e->error);
+        if (size >= KILN_CTX_HEADER_SIZE)
+            e->signature_ok = ((const kiln_ctx_header *)(const void *)data)->signature ==
+                              kiln_hash64(data + KILN_CTX_HEADER_SIZE, (size_t)size - KILN_CTX_HEADER_SIZE, KILN_CTX_VERSION);
+    }
+    return n;
+}
+
+static uint64_t weight_bytes(const kiln_ctxbin *b)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < b->header->n_blocks; i++) total += b->blocks[i].size;
+    return total;
+}
+
+/* Bytes a record accounts for: its tables, and each weight block its graphs use (once). */
+static uint64_t record_bytes(const kiln_ctxbin *b, const kiln_ctx_record *r)
+{
+    uint64_t bytes = (uint64_t)r->n_graphs * sizeof(kiln_ctx_graph);
+    bool *seen = kiln_alloc_zero(kiln_allocator_default(), b->header->n_blocks + 1, 1);
+    const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, r);
+    for (uint32_t g = 0; g < r->n_graphs; g++) {
+        bytes += (uint64_t)graphs[g].n_tensors * sizeof(kiln_ctx_tensor) + (uint64_t)graphs[g].n_steps * sizeof(kiln_ctx_step);
+        const kiln_ctx_tensor *t = kiln_ctxbin_tensors(b, &graphs[g]);
+        for (uint32_t i = 0; seen && i < graphs[g].n_tensors; i++) {
+            if (t[i].kind != KILN_CTX_TENSOR_WEIGHT || seen[t[i].block]) continue;
+            seen[t[i].block] = true;
+            bytes += b->blocks[t[i].block].size;
+        }
+    }
+    kiln_free(kiln_allocator_default(), seen);
+    return bytes;
+}
+
+/* "gemm 2, unary 3" (text) or "\"gemm\": 2, \"unary\": 3" (json) */
+static void step_histogram(const kiln_ctxbin *b, const kiln_ctx_graph *g, bool json)
+{
+    size_t counts[KILN_CPU_OP_COUNT] = {0};
+    const kiln_ctx_step *steps = kiln_ctxbin_steps(b, g);
+    for (uint32_t k = 0; k < g->n_steps; k++) counts[steps[k].op]++;
+    bool first = true;
+    for (uint32_t op = 1; op < KILN_CPU_OP_COUNT; op++) {
+        if (!counts[op]) continue;
+        if (json) printf("%s\"%s\": %zu", first ? "" : ", ", kiln_ctxbin_op_name(op), counts[op]);
+        else printf("%s%s %zu", first ? "" : ", ", kiln_ctxbin_op_name(op), counts[op]);
+        first = false;
+    }
+}
+
+static void graph_io(const kiln_ctxbin *b, const kiln_ctx_graph *g, bool inputs, bool json)
+{
+    const kiln_ctx_tensor *t = kiln_ctxbin_tensors(b, g);
+    uint32_t first = inputs ? 0 : g->n_inputs, n = inputs ? g->n_inputs : g->n_outputs;
+    for (uint32_t i = 0; i < n; i++) {
+        kiln_tensor view;
+        char shape[160];
+        kiln_ctxbin_tensor_view(&t[first + i], &view);
+        cli_format_shape(&view, shape, sizeof shape);
+        if (json) {
+            printf("%s", i ? ", " : "");
+            json_string(shape);
+        } else {
+            printf("%s%s", i ? ", " : "", shape);
+        }
+    }
+}
+
+static void print_ctx_text(const ctx_entry *e, uint64_t size)
+{
+    printf("  context binary in segment %u: %llu bytes, %zu delegate call%s\n", e->segment, (unsigned long long)size,
+           e->uses, e->uses == 1 ? "" : "s");
+    if (e->status != KILN_OK) {
+        printf("    INVALID (%s): %s\n", kiln_status_name(e->status), e->error);
+        return;
+    }
+    const kiln_ctxbin *b = &e->bin;
+    const kiln_ctx_header *h = b->header;
+    printf("    signature %016llx (%s)\n", (unsigned long long)h->signature,
+           e->signature_ok ? "matches the contents" : "DOES NOT MATCH the contents");
+    printf("    spec: precision %s%s%s, scratch group %llu bytes%s\n", h->precision ? "bf16" : "f32",
+           h->spec_flags & KILN_CTX_SPEC_WEIGHT_SHARING ? ", weight sharing" : "", h->spec_flags & KILN_CTX_SPEC_SLC ? ", slc" : "",
+           (unsigned long long)h->group_scratch_size, h->group_scratch_size ? "" : " (the graphs' own need)");
+    printf("    weights: %u block%s, %llu bytes\n", h->n_blocks, h->n_blocks == 1 ? "" : "s",
+           (unsigned long long)weight_bytes(b));
+    for (uint32_t r = 0; r < h->n_records; r++) {
+        const kiln_ctx_record *rec = &b->records[r];
+        char features[256];
+        kiln_cpu_features_format(rec->features, features, sizeof features);
+        printf("    record '%s': needs [%s], tile %ux%u, caches L1 %lluK L2 %lluK L3 %lluK, %llu bytes\n",
+               kiln_ctxbin_string(b, rec->target), features, rec->gemm_mr, rec->gemm_nr,
+               (unsigned long long)rec->l1_size >> 10, (unsigned long long)rec->l2_size >> 10,
+               (unsigned long long)rec->l3_size >> 10, (unsigned long long)record_bytes(b, rec));
+        const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, rec);
+        for (uint32_t g = 0; g < rec->n_graphs; g++) {
+            const kiln_ctx_graph *gr = &graphs[g];
+            printf("      graph '%s': %u steps (", kiln_ctxbin_string(b, gr->name), gr->n_steps);
+            step_histogram(b, gr, false);
+            printf("), inputs ");
+            graph_io(b, gr, true, false);
+            printf(", outputs ");
+            graph_io(b, gr, false, false);
+            printf(", scratch %llu bytes (workspace %llu)\n", (unsigned long long)gr->scratch_size,
+                   (unsigned long long)(gr->scratch_size - gr->workspace_offset));
+        }
+    }
+}
+
+static void print_ctx_json(const ctx_entry *e, uint64_t size)
+{
+    printf("{\"segment\": %u, \"size\": %llu, \"delegate_calls\": %zu, \"valid\": %s", e->segment,
+           (unsigned long long)size, e->uses, e->status == KILN_OK ? "true" : "false");
+    if (e->status != KILN_OK) {
+        printf(", \"error\": ");
+        json_string(e->error);
+        printf("}");
+        return;
+    }
+    const kiln_ctxbin *b = &e->bin;
+    const kiln_ctx_header *h = b->header;
+    printf(", \"signature\": \"%016llx\", \"signature_ok\": %s, \"precision\": \"%s\", \"weight_sharing\": %s, "
+           "\"slc\": %s, \"group_scratch_size\": %llu, \"weight_blocks\": %u, \"weight_bytes\": %llu, \"records\": [",
+           (unsigned long long)h->signature, e->signature_ok ? "true" : "false", h->precision ? "bf16" : "f32",
+           h->spec_flags & KILN_CTX_SPEC_WEIGHT_SHARING ? "true" : "false", h->spec_flags & KILN_CTX_SPEC_SLC ? "true" : "false",
+           (unsigned long long)h->group_scratch_size, h->n_blocks, (unsigned long long)weight_bytes(b));
+    for (uint32_t r = 0; r < h->n_records; r++) {
+        const kiln_ctx_record *rec = &b->records[r];
+        char features[256];
+        kiln_cpu_features_format(rec->features, features, sizeof features);
+        printf("%s{\"target\": ", r ? ", " : "");
+        json_string(kiln_ctxbin_string(b, rec->target));
+        printf(", \"features\": ");
+        json_string(features);
+        printf(", \"gemm_mr\": %u, \"gemm_nr\": %u, \"l1_size\": %llu, \"l2_size\": %llu, \"l3_size\": %llu, \"bytes\": %llu, "
+               "\"graphs\": [",
+               rec->gemm_mr, rec->gemm_nr, (unsigned long long)rec->l1_size, (unsigned long long)rec->l2_size,
+               (unsigned long long)rec->l3_size, (unsigned long long)record_bytes(b, rec));
+        const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, rec);
+        for (uint32_t g = 0; g < rec->n_graphs; g++) {
+            const kiln_ctx_graph *gr = &graphs[g];
+            printf("%s{\"name\": ", g ? ", " : "");
+            json_string(kiln_ctxbin_string(b, gr->name));
+            printf(", \"steps\": %u, \"ops\": {", gr->n_steps);
+            step_histogram(b, gr, true);
+            printf("}, \"inputs\": [");
+            graph_io(b, gr, true, true);
+            printf("], \"outputs\": [");
+            graph_io(b, gr, false, true);
+            printf("], \"scratch_size\": %llu, \"workspace_size\": %llu}", (unsigned long long)gr->scratch_size,
+                   (unsigned long long)(gr->scratch_size - gr->workspace_offset));
+        }
+        printf("]}");
+    }
+    printf("]}");
+}
+
+/* The delegate calls of a method: "    delegate 0: instruction 3, backend 'cpu', segment 2". */
+static void print_delegates(const kiln_program_view *v, const kiln_fmt_method *m, bool json)
+{
+    size_t n = 0;
+    for (uint32_t k = 0; k < m->n_instrs; k++) {
+        const kiln_fmt_instr *in = &v->instrs[m->first_instr + k];
+        if (in->kind != KILN_INSTR_DELEGATE) continue;
+        if (json) {
+            printf("%s{\"instruction\": %u, \"backend\": ", n ? ", " : "", k);
+            json_string(kiln_view_string(v, in->op));
+            printf(", \"segment\": %u}", in->segment);
+        } else {
+            printf("    delegate %zu: instruction %u, backend '%s', context binary in segment %u\n", n, k,
+                   kiln_view_string(v, in->op), in->segment);
+        }
+        n++;
+    }
+}
+
+static void print_text(const kiln_program_view *v, const char *path, const ctx_entry *ctx, size_t n_ctx)
 {
     printf("program %s\n", path);
     printf("  format version %u, %llu bytes, %llu segments (%llu bytes of constants, each stored once)\n",
@@ -110,10 +327,12 @@ static void print_text(const kiln_program_view *v, const char *path)
         printf("    ops:");
         for (size_t k = 0; k < n; k++) printf(" %s x%zu", ops[k].op, ops[k].n);
         printf("\n");
+        print_delegates(v, m, false);
     }
+    for (size_t i = 0; i < n_ctx; i++) print_ctx_text(&ctx[i], v->segments[ctx[i].segment].size);
 }
 
-static void print_json(const kiln_program_view *v)
+static void print_json(const kiln_program_view *v, const ctx_entry *ctx, size_t n_ctx)
 {
     printf("{\"format_version\": %u, \"file_size\": %llu, \"segments\": %llu, \"constant_bytes\": %llu, \"methods\": [",
            KILN_FORMAT_VERSION, (unsigned long long)v->size, (unsigned long long)v->n_segments,
@@ -135,7 +354,14 @@ static void print_json(const kiln_program_view *v)
             json_string(ops[k].op);
             printf(": %zu", ops[k].n);
         }
-        printf("}}");
+        printf("}, \"delegates\": [");
+        print_delegates(v, m, true);
+        printf("]}");
+    }
+    printf("], \"context_binaries\": [");
+    for (size_t i = 0; i < n_ctx; i++) {
+        printf(i ? ", " : "");
+        print_ctx_json(&ctx[i], v->segments[ctx[i].segment].size);
     }
     printf("]}\n");
 }
@@ -176,8 +402,17 @@ int cmd_inspect(int argc, char **argv)
         kiln_free(a, bytes);
         return cli_exit_status(st);
     }
-    if (json) print_json(&v);
-    else print_text(&v, path);
+    size_t max_ctx = v.n_instrs < 1024 ? (size_t)v.n_instrs : 1024;
+    ctx_entry *ctx = kiln_alloc(a, (max_ctx ? max_ctx : 1) * sizeof *ctx, _Alignof(ctx_entry));
+    if (!ctx) {
+        cli_error("inspect: out of memory");
+        kiln_free(a, bytes);
+        return KILN_EXIT_FAILURE;
+    }
+    size_t n_ctx = collect_ctx(&v, ctx, max_ctx);
+    if (json) print_json(&v, ctx, n_ctx);
+    else print_text(&v, path, ctx, n_ctx);
+    kiln_free(a, ctx);
     kiln_free(a, bytes);
     return KILN_EXIT_OK;
 }

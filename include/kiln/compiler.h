@@ -43,6 +43,13 @@ typedef struct kiln_compile_options {
                                                (graph inputs that are not initializers, in model
                                                order) and names are ignored */
     int no_delegate;                        /* keep every op on portable kernels */
+    const char *const *targets;             /* `cpu` targets to compile delegates for, one record
+                                               each ("generic", "x86-64-v3", "x86-64-v4"; see
+                                               docs/targets.md); not retained. NULL (with
+                                               n_targets 0): the best target of the compiling
+                                               machine. Unknown or repeated names, an empty list,
+                                               or targets with no_delegate: KILN_ERROR_COMPILE_SPEC */
+    size_t n_targets;
 } kiln_compile_options;
 
 /* Compile the methods into a program written at out_path (atomically: a temporary file renamed

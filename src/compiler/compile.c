@@ -1,5 +1,6 @@
-/* compile.c — the compiler driver behind include/kiln/compiler.h: import, infer and fold,
- * plan, emit, and an atomic file write.
+/* compile.c — the compiler driver behind include/kiln/compiler.h: validate the options, then
+ * per method import, infer and fold, partition into `cpu` delegates, plan, emit; and an atomic
+ * file write.
  *
  * Layer: compiler. Every intermediate (IR arenas, the builder, temporary files) is released on
  * success and on failure through one cleanup path per function.
@@ -12,9 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/cpu/targets.h"
 #include "compiler/emit.h"
 #include "compiler/onnx/onnx_import.h"
 #include "compiler/onnx/onnx_tensor.h"
+#include "compiler/partition.h"
 #include "core/alloc.h"
 #include "core/check.h"
 
@@ -44,6 +47,11 @@ static kiln_status compile_method(const kiln_compile_options *opt, const kiln_al
     kiln_free(a, file); /* the IR holds copies of everything it needs */
     if (st != KILN_OK) return st;
     KILN_TRY(kiln_ir_infer_and_fold(g));
+    if (!opt->no_delegate) {
+        /* Without a target list: the best target of the machine that compiles. */
+        const char *best = kiln_cpu_target_best()->name;
+        KILN_TRY(kiln_ir_delegate_cpu(g, m->name, opt->targets ? opt->targets : &best, opt->targets ? opt->n_targets : 1));
+    }
     kiln_ir_plan plan;
     st = kiln_ir_plan_memory(g, &plan);
     if (st != KILN_OK) return kiln_ir_fail(g, st, "memory planning failed: %s", kiln_status_str(st));
@@ -62,6 +70,18 @@ static kiln_status validate(const kiln_compile_options *opt, const kiln_compile_
     if (!methods || n == 0) {
         set_message(message, message_size, "nothing to compile: give a model or --method NAME=MODEL.onnx%s%s", "", "");
         return KILN_ERROR_INVALID_ARGUMENT;
+    }
+    if (opt->targets || opt->n_targets) {
+        if (opt->no_delegate) {
+            set_message(message, message_size, "targets were given but delegation is off (no_delegate)%s%s; "
+                        "drop one of the two", "", "");
+            return KILN_ERROR_COMPILE_SPEC;
+        }
+        if (!opt->targets) {
+            set_message(message, message_size, "n_targets is set but the target list is NULL%s%s", "", "");
+            return KILN_ERROR_INVALID_ARGUMENT;
+        }
+        KILN_TRY(kiln_cpu_aot_validate_targets(opt->targets, opt->n_targets, message, message_size));
     }
     for (size_t i = 0; i < n; i++) {
         if (!methods[i].name || !methods[i].name[0] || (!methods[i].model_path && !methods[i].model_data)) {

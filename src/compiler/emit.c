@@ -1,5 +1,6 @@
 /* emit.c — IR -> program records: values (constants become deduplicated segments), attributes,
- * instructions and the method record. Layer: compiler. */
+ * instructions (portable kernel calls, and delegate calls whose payload is a segment) and the
+ * method record. Layer: compiler. */
 #include "compiler/emit.h"
 
 #include <string.h>
@@ -90,6 +91,12 @@ static kiln_status emit_instr(emitter *e, const kiln_ir_node *n)
 {
     kiln_fmt_instr rec = {.kind = KILN_INSTR_KERNEL, .opset = n->node.opset, .segment = KILN_FMT_NONE,
                           .scratch_size = n->scratch_size};
+    if (n->payload) {
+        /* A delegate call: op names the backend, the payload (its context binary) is a segment,
+           deduplicated like any other, so identical partitions are stored once. */
+        rec.kind = KILN_INSTR_DELEGATE;
+        KILN_TRY(kiln_program_builder_segment(e->b, n->payload, n->payload_size, &rec.segment));
+    }
     KILN_CHECK(n->node.n_inputs <= UINT16_MAX && n->node.n_outputs <= UINT16_MAX, KILN_ERROR_LIMIT);
     rec.n_inputs = (uint16_t)n->node.n_inputs;
     rec.n_outputs = (uint16_t)n->node.n_outputs;

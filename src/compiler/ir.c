@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/check.h"
 
 void kiln_ir_graph_init(kiln_ir_graph *g, const kiln_allocator *allocator, char *message, size_t message_size)
@@ -17,7 +18,26 @@ void kiln_ir_graph_init(kiln_ir_graph *g, const kiln_allocator *allocator, char 
     if (message && message_size) message[0] = '\0';
 }
 
-void kiln_ir_graph_deinit(kiln_ir_graph *g) { kiln_arena_deinit(&g->arena); }
+void kiln_ir_graph_deinit(kiln_ir_graph *g)
+{
+    /* The list nodes live in the arena: free what they hold before the arena goes. */
+    for (kiln_ir_owned *o = g->owned; o; o = o->next) kiln_free(g->allocator, o->ptr);
+    g->owned = NULL;
+    kiln_arena_deinit(&g->arena);
+}
+
+kiln_status kiln_ir_graph_adopt(kiln_ir_graph *g, void *ptr)
+{
+    kiln_ir_owned *o = KILN_ARENA_NEW(&g->arena, kiln_ir_owned);
+    if (!o) {
+        kiln_free(g->allocator, ptr);
+        return KILN_ERROR_OUT_OF_MEMORY;
+    }
+    o->ptr = ptr;
+    o->next = g->owned;
+    g->owned = o;
+    return KILN_OK;
+}
 
 /* Grow an arena array to hold one more element; old storage stays in the arena (compile-time
    graphs are small next to their weights, so the waste does not matter). */

@@ -33,10 +33,20 @@ typedef struct kiln_ir_node {
     kiln_node node;         /* op, name, opset, attrs, n_inputs, n_outputs */
     int32_t *inputs;        /* (node.n_inputs) value index or -1 */
     int32_t *outputs;       /* (node.n_outputs) value index or -1 */
-    const kiln_kernel *kernel;
+    const kiln_kernel *kernel;  /* NULL for a delegate call */
     uint64_t scratch_size;  /* from infer(), when shapes are known */
-    bool removed;           /* folded away or dead */
+    bool removed;           /* folded away, dead, or taken into a delegate call */
+    /* A delegate call (partition.c): node.op is the backend name ("cpu"), no attributes, and the
+       payload (the context binary) is owned by the graph (kiln_ir_graph_adopt). */
+    const void *payload;    /* (payload_size) bytes, NULL for a kernel call */
+    size_t payload_size;
 } kiln_ir_node;
+
+/* Heap blocks a graph owns beyond its arena (delegate payloads: too large to copy into it). */
+typedef struct kiln_ir_owned {
+    void *ptr;
+    struct kiln_ir_owned *next;
+} kiln_ir_owned;
 
 typedef struct kiln_ir_graph {
     kiln_arena arena;
@@ -52,6 +62,7 @@ typedef struct kiln_ir_graph {
     int opset;
     char *message;          /* diagnostics buffer (message_size bytes), owned by the caller */
     size_t message_size;
+    kiln_ir_owned *owned;   /* freed with `allocator` by kiln_ir_graph_deinit */
 } kiln_ir_graph;
 
 void kiln_ir_graph_init(kiln_ir_graph *g, const kiln_allocator *allocator, char *message, size_t message_size);
@@ -59,6 +70,9 @@ void kiln_ir_graph_deinit(kiln_ir_graph *g);
 /* Append a value/node; index through *out. KILN_ERROR_OUT_OF_MEMORY. */
 kiln_status kiln_ir_value_add(kiln_ir_graph *g, const char *name, int32_t *out);
 kiln_status kiln_ir_node_add(kiln_ir_graph *g, size_t n_inputs, size_t n_outputs, int32_t *out);
+/* Hand ptr (allocated from g->allocator) to the graph, which frees it at deinit. On failure
+ * (KILN_ERROR_OUT_OF_MEMORY) ptr is freed at once, so the caller never frees it. */
+kiln_status kiln_ir_graph_adopt(kiln_ir_graph *g, void *ptr);
 /* printf into g->message (first error wins: later calls do not overwrite) and return status. */
 kiln_status kiln_ir_fail(kiln_ir_graph *g, kiln_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -18,8 +18,7 @@ static void mark_use(kiln_ir_value *v, int32_t pos)
     if (pos > v->last_use) v->last_use = pos;
 }
 
-/* Remove nodes none of whose outputs reach a graph output. */
-static void eliminate_dead_nodes(kiln_ir_graph *g)
+void kiln_ir_eliminate_dead_nodes(kiln_ir_graph *g)
 {
     bool *needed = KILN_ARENA_ARRAY(&g->arena, bool, g->n_values ? g->n_values : 1);
     if (!needed) return; /* keeping dead nodes is always correct */
@@ -76,7 +75,7 @@ static uint64_t place(placed *done, size_t n_done, const kiln_ir_value *v)
 
 kiln_status kiln_ir_plan_memory(kiln_ir_graph *g, kiln_ir_plan *plan)
 {
-    eliminate_dead_nodes(g);
+    kiln_ir_eliminate_dead_nodes(g);
     size_t n_live = 0;
     for (size_t k = 0; k < g->n_nodes; k++) n_live += !g->nodes[k].removed;
     plan->order = KILN_ARENA_ARRAY(&g->arena, int32_t, n_live ? n_live : 1);

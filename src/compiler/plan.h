@@ -23,6 +23,10 @@ typedef struct kiln_ir_plan {
     uint64_t scratch_size;  /* max over instructions */
 } kiln_ir_plan;
 
+/* Mark removed every node none of whose outputs reaches a graph output (the partitioner runs
+ * it first too, so dead nodes never end up inside a delegate). Delegate calls are planned like
+ * any node: their inputs and outputs are values; what happens inside is the backend's. */
+void kiln_ir_eliminate_dead_nodes(kiln_ir_graph *g);
 kiln_status kiln_ir_plan_memory(kiln_ir_graph *g, kiln_ir_plan *plan);
 
 #endif

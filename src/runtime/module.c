@@ -41,13 +41,20 @@ kiln_status kiln_module_create(kiln_program *program, const kiln_module_options 
         opt = *options;
     }
     KILN_CHECK(opt.num_threads >= 0 && opt.num_threads <= 1024, KILN_ERROR_INVALID_ARGUMENT);
-    if (opt.scratch_group) return KILN_ERROR_NOT_SUPPORTED; /* arrives with the cpu backend */
     const kiln_allocator *a = opt.allocator ? opt.allocator : kiln_allocator_default();
     KILN_CHECK(a->alloc && a->free, KILN_ERROR_INVALID_ARGUMENT);
     kiln_module *m = KILN_NEW(a, kiln_module);
     KILN_CHECK(m, KILN_ERROR_OUT_OF_MEMORY);
     kiln_status st = KILN_OK;
+    if (!opt.allocator) { /* the allocator's address is the module's identity for context sharing */
+        m->own_allocator = *a;
+        a = &m->own_allocator;
+    }
     m->allocator = a;
+    if (opt.scratch_group) {
+        KILN_TRY_GOTO(st, kiln_scratch_group_retain(opt.scratch_group));
+        m->scratch_group = opt.scratch_group;
+    }
     m->num_threads = opt.num_threads ? opt.num_threads : kiln_cpu_count();
     if (m->num_threads > 1) KILN_TRY_GOTO(st, kiln_threadpool_create(a, m->num_threads, &m->pool));
     if (opt.target) {
@@ -62,8 +69,10 @@ kiln_status kiln_module_create(kiln_program *program, const kiln_module_options 
     return KILN_OK;
 fail:
     kiln_threadpool_destroy(m->pool);
-    kiln_free(a, m->target);
-    kiln_free(a, m);
+    if (m->scratch_group) kiln_scratch_group_unref(m->scratch_group);
+    const kiln_allocator own = *a; /* a may point into m */
+    kiln_free(&own, m->target);
+    kiln_free(&own, m);
     return st;
 }
 
@@ -80,10 +89,12 @@ void kiln_module_destroy(kiln_module *m)
     }
     pthread_mutex_destroy(&m->lock);
     kiln_threadpool_destroy(m->pool);
+    if (m->scratch_group) kiln_scratch_group_unref(m->scratch_group); /* after every member context */
     m->magic = 0;
     kiln_program_release(m->program);
-    kiln_free(m->allocator, m->target);
-    kiln_free(m->allocator, m);
+    const kiln_allocator a = *m->allocator; /* m->allocator may point into m */
+    kiln_free(&a, m->target);
+    kiln_free(&a, m);
 }
 
 kiln_status kiln_method_load(kiln_module *m, const char *name, kiln_method **out)

@@ -45,8 +45,11 @@ struct kiln_method {
 struct kiln_module {
     uint32_t magic;
     kiln_program *program;
-    const kiln_allocator *allocator;
-    kiln_scratch_group *scratch_group;
+    const kiln_allocator *allocator;    /* options->allocator, or &own_allocator */
+    kiln_allocator own_allocator;       /* without options->allocator: a default allocator whose
+                                           address is this module's own, so that its contexts are
+                                           never shared with another module (API.md) */
+    kiln_scratch_group *scratch_group;  /* explicit group, one reference held while the module lives */
     int num_threads;            /* resolved: >= 1 */
     kiln_threadpool *pool;      /* num_threads - 1 workers, or NULL when single-threaded */
     char *target;               /* forced record name or NULL */
@@ -97,6 +100,13 @@ struct kiln_method_state {
     size_t n_delegates;
     pthread_mutex_t exec_lock;  /* serialises set_input / execute / get_output */
 };
+
+/* Explicit scratch groups are objects of the compiled backend, which defines these two
+   (src/backends/cpu/rt/scratch_group.c; the runtime never looks inside a group). A module holds
+   one reference on its group for its whole life, so loads after the user released the group
+   still find it. retain: KILN_OK or KILN_ERROR_STALE_HANDLE (released or never created). */
+kiln_status kiln_scratch_group_retain(kiln_scratch_group *group);
+void kiln_scratch_group_unref(kiln_scratch_group *group);
 
 /* Record a failure message on the module (module.c). */
 void kiln_module_set_error(kiln_module *module, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -53,6 +53,12 @@ typedef struct kiln_cpu_aot_spec {
  * data). Conservative: false for anything it cannot lower exactly. */
 bool kiln_cpu_aot_supports(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *const *out);
 
+/* Check a compile spec's target list before any work: non-empty, every name known, none twice.
+ * KILN_OK or KILN_ERROR_COMPILE_SPEC with one line in message naming the fix (for an unknown
+ * target it lists the known ones). */
+kiln_status kiln_cpu_aot_validate_targets(const char *const *targets, size_t n_targets, char *message,
+                                          size_t message_size);
+
 /* Lower the graphs into one context binary (*out from spec->allocator, 64-byte aligned).
  * KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_NOT_SUPPORTED (a node supports() refused),
  * KILN_ERROR_COMPILE_SPEC (unknown target); message gets one line on failure. */

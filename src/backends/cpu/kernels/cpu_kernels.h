@@ -7,7 +7,11 @@
  *
  * Step functions get the step's parameter block (already validated against the tensors by
  * kiln_cpu_step_validate), the input and output tensors (dense; outputs preallocated; absent
- * optional inputs NULL) and a workspace of the size kiln_cpu_workspace_size reported.
+ * optional inputs NULL) and a workspace of the size kiln_cpu_workspace_size reported (given a
+ * smaller one, GEMM / CONV2D use smaller blocks or return KILN_ERROR_INVALID_ARGUMENT, never
+ * reach past it; the workspace size changes no result bit). An output may be the same buffer as an input only for UNARY, CHANNEL_AFFINE,
+ * SOFTMAX, LAYERNORM, COPY, and BINARY when that input has the output's own layout; otherwise
+ * outputs must not overlap inputs. Kernels keep no state: any number may run at once.
  */
 #ifndef KILN_BACKENDS_CPU_KERNELS_CPU_KERNELS_H
 #define KILN_BACKENDS_CPU_KERNELS_CPU_KERNELS_H
@@ -43,7 +47,10 @@ size_t kiln_cpu_workspace_size(const kiln_cpu_kernels *k, uint32_t op, const voi
 /* Check that params are self-consistent and that every tensor the step would touch is large
  * enough (sizes in bytes, shapes) — run at load for every step, so a corrupt binary is
  * rejected instead of read out of bounds. in/out hold shapes and sizes only (data NULL is fine);
- * `weight_packed_size` style checks use kiln_cpu_pack_*_size with the record's MR/NR.
+ * in_sizes/out_sizes are the buffers' bytes (NULL: each tensor's own shape), and each tensor's
+ * shape must fit its buffer; packed weights are checked with kiln_cpu_pack_*_size at mr/nr,
+ * which must be the gemm_mr/gemm_nr of the table that will run the step. Packed CONV2D filters
+ * hold the groups back to back, kiln_cpu_pack_a_size(M/group, C/group*KH*KW, mr) bytes each.
  * KILN_OK or KILN_ERROR_INCOMPATIBLE. */
 kiln_status kiln_cpu_step_validate(uint32_t op, const void *params, const kiln_tensor *const *in, size_t n_in,
                                    const size_t *in_sizes, kiln_tensor *const *out, size_t n_out,
@@ -53,7 +60,8 @@ kiln_status kiln_cpu_step_validate(uint32_t op, const void *params, const kiln_t
  * B panels: N is cut into ceil(N/nr) panels of nr columns; panel p holds K rows of nr floats
  * (columns past N zero-filled), panels back to back. src is K x N row-major (N x K if trans).
  * A panels: M is cut into ceil(M/mr) panels of mr rows; panel p holds K columns of mr floats
- * (rows past M zero-filled). src is M x K row-major (K x M if trans). */
+ * (rows past M zero-filled). src is M x K row-major (K x M if trans). The size functions return
+ * SIZE_MAX for negative dims, a zero width or a size that does not fit in size_t. */
 size_t kiln_cpu_pack_b_size(int64_t K, int64_t N, uint32_t nr);   /* bytes */
 void kiln_cpu_pack_b(const float *src, int64_t K, int64_t N, int trans, uint32_t nr, float *dst);
 size_t kiln_cpu_pack_a_size(int64_t M, int64_t K, uint32_t mr);   /* bytes */

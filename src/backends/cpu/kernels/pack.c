@@ -1,15 +1,26 @@
 /* pack.c — weight packing into the panel layouts of the GEMM microkernels (see cpu_kernels.h).
- * Layer: backends/cpu/kernels. Plain C: it runs ahead of time in the compiler, and at run time
- * only for activations, through the ISA kernels' own packing loops. */
+ * Layer: backends/cpu/kernels. Plain C: it runs ahead of time in the compiler; at run time the
+ * GEMM driver packs activations with its own loops (f32-gemm-driver.c) into the same layout.
+ * The size functions double as validation helpers for untrusted params, so they saturate to
+ * SIZE_MAX on negative dims, a zero panel width or overflow instead of wrapping. */
 #include <string.h>
 
 #include "backends/cpu/kernels/cpu_kernels.h"
 
-size_t kiln_cpu_pack_b_size(int64_t K, int64_t N, uint32_t nr)
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "64-bit size_t assumed");
+
+/* ceil(rows / width) * width * cols floats, in bytes; SIZE_MAX when not representable. */
+static size_t panels_bytes(int64_t rows, int64_t cols, uint32_t width)
 {
-    int64_t panels = (N + nr - 1) / nr;
-    return (size_t)(panels * K * nr) * sizeof(float);
+    if (rows < 0 || cols < 0 || width == 0) return SIZE_MAX;
+    uint64_t panels = ((uint64_t)rows + width - 1) / width, bytes;
+    if (__builtin_mul_overflow(panels, (uint64_t)width, &bytes) || __builtin_mul_overflow(bytes, (uint64_t)cols, &bytes) ||
+        __builtin_mul_overflow(bytes, (uint64_t)sizeof(float), &bytes))
+        return SIZE_MAX;
+    return (size_t)bytes;
 }
+
+size_t kiln_cpu_pack_b_size(int64_t K, int64_t N, uint32_t nr) { return panels_bytes(N, K, nr); }
 
 void kiln_cpu_pack_b(const float *src, int64_t K, int64_t N, int trans, uint32_t nr, float *dst)
 {
@@ -23,11 +34,7 @@ void kiln_cpu_pack_b(const float *src, int64_t K, int64_t N, int trans, uint32_t
     }
 }
 
-size_t kiln_cpu_pack_a_size(int64_t M, int64_t K, uint32_t mr)
-{
-    int64_t panels = (M + mr - 1) / mr;
-    return (size_t)(panels * K * mr) * sizeof(float);
-}
+size_t kiln_cpu_pack_a_size(int64_t M, int64_t K, uint32_t mr) { return panels_bytes(M, K, mr); }
 
 void kiln_cpu_pack_a(const float *src, int64_t M, int64_t K, int trans, uint32_t mr, float *dst)
 {

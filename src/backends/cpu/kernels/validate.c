@@ -1,17 +1,368 @@
 /* validate.c — load-time validation of step parameters against tensors (see cpu_kernels.h).
- * Layer: backends/cpu/kernels. */
+ *
+ * Layer: backends/cpu/kernels. The params of a step come from an untrusted context binary, and
+ * the kernels index memory with them without further checks, so this is the one gate between a
+ * corrupt binary and an out-of-bounds access. For every op it checks that
+ *  - every field is in its domain (enums, 0/1 flags, non-negative counts, positive strides) and
+ *    below a bound that keeps the kernels' index arithmetic far from int64 overflow;
+ *  - the fields agree with each other (group divides channels, leading dims cover rows,
+ *    depthwise really is one channel per group, packed B is not batched ...);
+ *  - every tensor the kernel touches exists, has the dtype the kernel reads it as, and is at
+ *    least as large as the furthest element the access pattern reaches (computed with checked
+ *    arithmetic), packed weights included, at the record's MR/NR.
+ * A tensor's size is in_sizes[i] / out_sizes[i] (bytes); a NULL size array means "the tensor's
+ * own shape", and the shape must always fit the size. Anything else: KILN_ERROR_INCOMPATIBLE.
+ */
+#include <math.h>
+
 #include "backends/cpu/kernels/cpu_kernels.h"
+#include "core/check.h"
+
+/* Counts, leading dims and batch strides: far above real tensors, far below overflow. */
+#define COUNT_MAX ((int64_t)1 << 48)
+/* Conv and pool geometry: products of two stay below 2^60, sums of three below 2^62. */
+#define GEOMETRY_MAX ((int64_t)1 << 30)
+#define PANEL_MAX 256u
+
+#define BAD KILN_ERROR_INCOMPATIBLE
+
+/* The step's tensors and their sizes. */
+typedef struct step_io {
+    const kiln_tensor *const *in;
+    size_t n_in;
+    const size_t *in_sizes;
+    kiln_tensor *const *out;
+    size_t n_out;
+    const size_t *out_sizes;
+} step_io;
+
+static bool in_range(int64_t v, int64_t lo, int64_t hi) { return v >= lo && v <= hi; }
+
+/* a * b * ... for non-negative factors; false on overflow. */
+static bool mul3(int64_t a, int64_t b, int64_t c, int64_t *out)
+{
+    int64_t t;
+    return !__builtin_mul_overflow(a, b, &t) && !__builtin_mul_overflow(t, c, out);
+}
+
+static bool mul4(int64_t a, int64_t b, int64_t c, int64_t d, int64_t *out)
+{
+    int64_t t;
+    return mul3(a, b, c, &t) && !__builtin_mul_overflow(t, d, out);
+}
+
+/* Bytes of a tensor's buffer, after checking the tensor exists, has `dtype` (unless dtype < 0)
+   and that its own shape fits the buffer. */
+static kiln_status tensor_bytes(const kiln_tensor *t, const size_t *sizes, size_t i, int dtype, uint64_t *bytes)
+{
+    KILN_CHECK(t != NULL, BAD);
+    KILN_CHECK(dtype < 0 || t->dtype == (kiln_dtype)dtype, BAD);
+    KILN_CHECK(t->rank <= KILN_MAX_RANK, BAD);
+    size_t elem = kiln_dtype_size(t->dtype);
+    KILN_CHECK(elem > 0, BAD);
+    uint64_t shape_bytes = elem;
+    for (uint32_t d = 0; d < t->rank; d++) {
+        KILN_CHECK(t->shape[d] >= 0, BAD);
+        KILN_CHECK(kiln_mul_u64(shape_bytes, (uint64_t)t->shape[d], &shape_bytes), BAD);
+    }
+    *bytes = sizes ? sizes[i] : shape_bytes;
+    KILN_CHECK(shape_bytes <= *bytes, BAD);
+    return KILN_OK;
+}
+
+/* Input i must exist, be `dtype` (-1: any) and hold at least `need` bytes. */
+static kiln_status need_in(const step_io *io, size_t i, int dtype, uint64_t need)
+{
+    KILN_CHECK(i < io->n_in, BAD);
+    uint64_t have;
+    KILN_TRY(tensor_bytes(io->in[i], io->in_sizes, i, dtype, &have));
+    KILN_CHECK(need <= have, BAD);
+    return KILN_OK;
+}
+
+static kiln_status need_out(const step_io *io, size_t i, int dtype, uint64_t need)
+{
+    KILN_CHECK(i < io->n_out, BAD);
+    uint64_t have;
+    KILN_TRY(tensor_bytes(io->out[i], io->out_sizes, i, dtype, &have));
+    KILN_CHECK(need <= have, BAD);
+    return KILN_OK;
+}
+
+/* Bytes of `count` floats, checked. */
+static kiln_status f32_bytes(int64_t count, uint64_t *bytes)
+{
+    KILN_CHECK(count >= 0 && kiln_mul_u64((uint64_t)count, sizeof(float), bytes), BAD);
+    return KILN_OK;
+}
+
+static kiln_status need_in_f32(const step_io *io, size_t i, int64_t count)
+{
+    uint64_t bytes;
+    KILN_TRY(f32_bytes(count, &bytes));
+    return need_in(io, i, KILN_DTYPE_F32, bytes);
+}
+
+static kiln_status need_out_f32(const step_io *io, size_t i, int64_t count)
+{
+    uint64_t bytes;
+    KILN_TRY(f32_bytes(count, &bytes));
+    return need_out(io, i, KILN_DTYPE_F32, bytes);
+}
+
+static kiln_status check_act(const kiln_cpu_act *act)
+{
+    KILN_CHECK(act->kind < KILN_CPU_ACT_COUNT, BAD);
+    return KILN_OK;
+}
+
+/* Elements spanned by `batch` matrices of rows x cols at row stride ld and batch stride bs:
+   the furthest element touched plus one (0 when any count is 0). */
+static kiln_status matrix_extent(int64_t batch, int64_t bs, int64_t rows, int64_t ld, int64_t cols, int64_t *extent)
+{
+    *extent = 0;
+    if (batch == 0 || rows == 0 || cols == 0) return KILN_OK;
+    int64_t a, b;
+    KILN_CHECK(!__builtin_mul_overflow(batch - 1, bs, &a) && !__builtin_mul_overflow(rows - 1, ld, &b), BAD);
+    KILN_CHECK(!__builtin_add_overflow(a, b, extent) && !__builtin_add_overflow(*extent, cols, extent), BAD);
+    return KILN_OK;
+}
+
+/* ---- GEMM ---- */
+
+static kiln_status validate_gemm_b(const kiln_cpu_gemm_params *p, const step_io *io, uint32_t nr)
+{
+    if (p->b_packed) {
+        KILN_CHECK(p->b_batch_stride == 0, BAD);
+        KILN_CHECK(nr >= 1 && nr <= PANEL_MAX, BAD);
+        size_t bytes = kiln_cpu_pack_b_size(p->K, p->N, nr);
+        KILN_CHECK(bytes != SIZE_MAX, BAD);
+        return need_in(io, 1, KILN_DTYPE_F32, bytes);
+    }
+    int64_t rows = p->trans_b ? p->N : p->K, cols = p->trans_b ? p->K : p->N, extent;
+    KILN_CHECK(p->ldb >= cols, BAD);
+    KILN_TRY(matrix_extent(p->batch, p->b_batch_stride, rows, p->ldb, cols, &extent));
+    return need_in_f32(io, 1, extent);
+}
+
+static kiln_status validate_gemm_bias(const kiln_cpu_gemm_params *p, const step_io *io)
+{
+    int64_t count, mn;
+    switch (p->bias_kind) {
+    case KILN_CPU_BIAS_NONE: return KILN_OK;
+    case KILN_CPU_BIAS_SCALAR: count = 1; break;
+    case KILN_CPU_BIAS_PER_COL: count = p->N; break;
+    case KILN_CPU_BIAS_PER_ROW: count = p->M; break;
+    case KILN_CPU_BIAS_FULL:
+        KILN_CHECK(!__builtin_mul_overflow(p->M, p->N, &mn), BAD);
+        KILN_TRY(matrix_extent(p->batch, p->bias_batch_stride, 1, 0, mn, &count));
+        break;
+    default: return BAD;
+    }
+    return need_in_f32(io, 2, count);
+}
+
+static kiln_status validate_gemm(const kiln_cpu_gemm_params *p, const step_io *io, uint32_t nr)
+{
+    const int64_t counts[] = {p->M, p->N, p->K, p->batch, p->lda, p->ldb, p->ldy, p->a_batch_stride,
+                              p->b_batch_stride, p->y_batch_stride, p->bias_batch_stride};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) KILN_CHECK(in_range(counts[i], 0, COUNT_MAX), BAD);
+    KILN_CHECK(p->trans_a <= 1 && p->trans_b <= 1 && p->b_packed <= 1, BAD);
+    KILN_TRY(check_act(&p->act));
+
+    int64_t a_rows = p->trans_a ? p->K : p->M, a_cols = p->trans_a ? p->M : p->K, extent;
+    KILN_CHECK(p->lda >= a_cols, BAD);
+    KILN_TRY(matrix_extent(p->batch, p->a_batch_stride, a_rows, p->lda, a_cols, &extent));
+    KILN_TRY(need_in_f32(io, 0, extent));
+    KILN_TRY(validate_gemm_b(p, io, nr));
+    KILN_TRY(validate_gemm_bias(p, io));
+
+    KILN_CHECK(p->ldy >= p->N, BAD);
+    KILN_TRY(matrix_extent(p->batch, p->y_batch_stride, p->M, p->ldy, p->N, &extent));
+    /* Outputs of different batches must not land on each other. */
+    int64_t one;
+    KILN_TRY(matrix_extent(1, 0, p->M, p->ldy, p->N, &one));
+    KILN_CHECK(p->batch <= 1 || p->y_batch_stride >= one, BAD);
+    return need_out_f32(io, 0, extent);
+}
+
+/* ---- CONV2D / POOL2D ---- */
+
+static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const step_io *io, uint32_t mr)
+{
+    int64_t taps;
+    KILN_CHECK(!__builtin_mul_overflow(p->KH, p->KW, &taps), BAD);
+    if (p->depthwise) {
+        /* One input channel per group and one output channel per input channel. */
+        KILN_CHECK(p->group == p->C && p->M == p->C, BAD);
+        int64_t count;
+        KILN_CHECK(!__builtin_mul_overflow(p->C, taps, &count), BAD);
+        return need_in_f32(io, 1, count);
+    }
+    int64_t K;
+    KILN_CHECK(!__builtin_mul_overflow(p->C / p->group, taps, &K), BAD);
+    KILN_CHECK(mr >= 1 && mr <= PANEL_MAX, BAD);
+    size_t group_bytes = kiln_cpu_pack_a_size(p->M / p->group, K, mr);
+    uint64_t bytes;
+    KILN_CHECK(group_bytes != SIZE_MAX && kiln_mul_u64(group_bytes, (uint64_t)p->group, &bytes), BAD);
+    return need_in(io, 1, KILN_DTYPE_F32, bytes);
+}
+
+static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *io, uint32_t mr)
+{
+    const int64_t sizes[] = {p->N, p->C, p->H, p->W, p->M, p->OH, p->OW, p->pad_top, p->pad_left};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) KILN_CHECK(in_range(sizes[i], 0, GEOMETRY_MAX), BAD);
+    const int64_t positive[] = {p->KH, p->KW, p->stride_h, p->stride_w, p->dil_h, p->dil_w, p->group};
+    for (size_t i = 0; i < sizeof positive / sizeof positive[0]; i++)
+        KILN_CHECK(in_range(positive[i], 1, GEOMETRY_MAX), BAD);
+    KILN_CHECK(p->C % p->group == 0 && p->M % p->group == 0, BAD);
+    KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1, BAD);
+    KILN_TRY(check_act(&p->act));
+
+    int64_t count;
+    KILN_CHECK(mul4(p->N, p->C, p->H, p->W, &count), BAD);
+    KILN_TRY(need_in_f32(io, 0, count));
+    KILN_TRY(validate_conv_weights(p, io, mr));
+    if (p->has_bias) KILN_TRY(need_in_f32(io, 2, p->M));
+    KILN_CHECK(mul4(p->N, p->M, p->OH, p->OW, &count), BAD);
+    return need_out_f32(io, 0, count);
+}
+
+static kiln_status validate_pool(const kiln_cpu_pool_params *p, const step_io *io)
+{
+    const int64_t sizes[] = {p->N, p->C, p->H, p->W, p->OH, p->OW, p->pad_top, p->pad_left, p->pad_bottom, p->pad_right};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) KILN_CHECK(in_range(sizes[i], 0, GEOMETRY_MAX), BAD);
+    const int64_t positive[] = {p->KH, p->KW, p->stride_h, p->stride_w, p->dil_h, p->dil_w};
+    for (size_t i = 0; i < sizeof positive / sizeof positive[0]; i++)
+        KILN_CHECK(in_range(positive[i], 1, GEOMETRY_MAX), BAD);
+    KILN_CHECK(p->kind <= KILN_CPU_POOL_AVG && p->count_include_pad <= 1, BAD);
+    int64_t count;
+    KILN_CHECK(mul4(p->N, p->C, p->H, p->W, &count), BAD);
+    KILN_TRY(need_in_f32(io, 0, count));
+    KILN_CHECK(mul4(p->N, p->C, p->OH, p->OW, &count), BAD);
+    return need_out_f32(io, 0, count);
+}
+
+/* ---- elementwise and rows ---- */
+
+static kiln_status validate_unary(const kiln_cpu_unary_params *p, const step_io *io)
+{
+    KILN_CHECK(in_range(p->count, 0, COUNT_MAX), BAD);
+    KILN_TRY(check_act(&p->act));
+    KILN_TRY(need_in_f32(io, 0, p->count));
+    return need_out_f32(io, 0, p->count);
+}
+
+/* Elements of an operand laid over `shape` at `strides`: the furthest one plus one. */
+static kiln_status strided_extent(uint32_t rank, const int64_t *shape, const int64_t *strides, int64_t *extent)
+{
+    *extent = 1;
+    for (uint32_t d = 0; d < rank; d++) {
+        int64_t step;
+        KILN_CHECK(in_range(strides[d], 0, COUNT_MAX), BAD);
+        KILN_CHECK(!__builtin_mul_overflow(shape[d] - 1, strides[d], &step), BAD);
+        KILN_CHECK(!__builtin_add_overflow(*extent, step, extent), BAD);
+    }
+    return KILN_OK;
+}
+
+static kiln_status validate_binary(const kiln_cpu_binary_params *p, const step_io *io)
+{
+    KILN_CHECK(p->kind <= KILN_CPU_BIN_POW && p->rank <= KILN_CPU_MAX_RANK, BAD);
+    KILN_TRY(check_act(&p->act));
+    int64_t numel = 1;
+    for (uint32_t d = 0; d < p->rank; d++) {
+        KILN_CHECK(in_range(p->out_shape[d], 0, COUNT_MAX), BAD);
+        KILN_CHECK(!__builtin_mul_overflow(numel, p->out_shape[d], &numel), BAD);
+    }
+    int64_t a_extent = 0, b_extent = 0;
+    if (numel > 0) {
+        KILN_TRY(strided_extent(p->rank, p->out_shape, p->a_strides, &a_extent));
+        KILN_TRY(strided_extent(p->rank, p->out_shape, p->b_strides, &b_extent));
+    }
+    KILN_TRY(need_in_f32(io, 0, a_extent));
+    KILN_TRY(need_in_f32(io, 1, b_extent));
+    return need_out_f32(io, 0, numel);
+}
+
+static kiln_status validate_softmax(const kiln_cpu_softmax_params *p, const step_io *io)
+{
+    KILN_CHECK(in_range(p->outer, 0, COUNT_MAX) && in_range(p->n, 0, COUNT_MAX) && in_range(p->inner, 0, COUNT_MAX),
+               BAD);
+    KILN_CHECK(p->log <= 1, BAD);
+    int64_t count;
+    KILN_CHECK(mul3(p->outer, p->n, p->inner, &count), BAD);
+    KILN_TRY(need_in_f32(io, 0, count));
+    return need_out_f32(io, 0, count);
+}
+
+static kiln_status validate_layernorm(const kiln_cpu_layernorm_params *p, const step_io *io)
+{
+    KILN_CHECK(in_range(p->outer, 0, COUNT_MAX) && in_range(p->n, 0, COUNT_MAX), BAD);
+    KILN_CHECK(p->has_bias <= 1 && isfinite(p->epsilon), BAD);
+    int64_t count;
+    KILN_CHECK(mul3(p->outer, p->n, 1, &count), BAD);
+    KILN_TRY(need_in_f32(io, 0, count));
+    KILN_TRY(need_in_f32(io, 1, p->n));
+    if (p->has_bias) KILN_TRY(need_in_f32(io, 2, p->n));
+    return need_out_f32(io, 0, count);
+}
+
+static kiln_status validate_affine(const kiln_cpu_affine_params *p, const step_io *io)
+{
+    KILN_CHECK(in_range(p->N, 0, COUNT_MAX) && in_range(p->C, 0, COUNT_MAX) && in_range(p->inner, 0, COUNT_MAX), BAD);
+    KILN_TRY(check_act(&p->act));
+    int64_t count;
+    KILN_CHECK(mul3(p->N, p->C, p->inner, &count), BAD);
+    KILN_TRY(need_in_f32(io, 0, count));
+    KILN_TRY(need_in_f32(io, 1, p->C));
+    KILN_TRY(need_in_f32(io, 2, p->C));
+    return need_out_f32(io, 0, count);
+}
+
+static kiln_status validate_copy(const kiln_cpu_copy_params *p, const step_io *io)
+{
+    KILN_CHECK(p->bytes >= 0, BAD);
+    KILN_TRY(need_in(io, 0, -1, (uint64_t)p->bytes));
+    return need_out(io, 0, -1, (uint64_t)p->bytes);
+}
+
+static kiln_status validate_transpose(const kiln_cpu_transpose_params *p, const step_io *io)
+{
+    KILN_CHECK(p->rank <= KILN_CPU_MAX_RANK, BAD);
+    KILN_CHECK(p->elem_size == 1 || p->elem_size == 2 || p->elem_size == 4 || p->elem_size == 8, BAD);
+    bool seen[KILN_CPU_MAX_RANK] = {false};
+    uint64_t bytes = p->elem_size;
+    for (uint32_t d = 0; d < p->rank; d++) {
+        KILN_CHECK(in_range(p->perm[d], 0, (int64_t)p->rank - 1) && !seen[p->perm[d]], BAD);
+        seen[p->perm[d]] = true;
+        KILN_CHECK(in_range(p->in_shape[d], 0, COUNT_MAX), BAD);
+        KILN_CHECK(kiln_mul_u64(bytes, (uint64_t)p->in_shape[d], &bytes), BAD);
+    }
+    /* The elements are moved as elem_size-byte units: both tensors must be of that dtype size. */
+    KILN_CHECK(io->n_in >= 1 && io->in[0] && kiln_dtype_size(io->in[0]->dtype) == p->elem_size, BAD);
+    KILN_CHECK(io->n_out >= 1 && io->out[0] && kiln_dtype_size(io->out[0]->dtype) == p->elem_size, BAD);
+    KILN_TRY(need_in(io, 0, -1, bytes));
+    return need_out(io, 0, -1, bytes);
+}
 
 kiln_status kiln_cpu_step_validate(uint32_t op, const void *params, const kiln_tensor *const *in, size_t n_in,
                                    const size_t *in_sizes, kiln_tensor *const *out, size_t n_out,
                                    const size_t *out_sizes, uint32_t mr, uint32_t nr)
 {
-    (void)op, (void)params, (void)in, (void)n_in, (void)in_sizes, (void)out, (void)n_out, (void)out_sizes, (void)mr, (void)nr;
-    return KILN_ERROR_INCOMPATIBLE;
-}
-
-size_t kiln_cpu_workspace_size(const kiln_cpu_kernels *k, uint32_t op, const void *params, size_t l1, size_t l2)
-{
-    (void)k, (void)op, (void)params, (void)l1, (void)l2;
-    return 0;
+    KILN_CHECK(params != NULL && (in || n_in == 0) && (out || n_out == 0), BAD);
+    step_io io = {in, n_in, in_sizes, out, n_out, out_sizes};
+    switch (op) {
+    case KILN_CPU_OP_GEMM: return validate_gemm(params, &io, nr);
+    case KILN_CPU_OP_CONV2D: return validate_conv(params, &io, mr);
+    case KILN_CPU_OP_POOL2D: return validate_pool(params, &io);
+    case KILN_CPU_OP_UNARY: return validate_unary(params, &io);
+    case KILN_CPU_OP_BINARY: return validate_binary(params, &io);
+    case KILN_CPU_OP_SOFTMAX: return validate_softmax(params, &io);
+    case KILN_CPU_OP_LAYERNORM: return validate_layernorm(params, &io);
+    case KILN_CPU_OP_CHANNEL_AFFINE: return validate_affine(params, &io);
+    case KILN_CPU_OP_COPY: return validate_copy(params, &io);
+    case KILN_CPU_OP_TRANSPOSE: return validate_transpose(params, &io);
+    default: return BAD;
+    }
 }

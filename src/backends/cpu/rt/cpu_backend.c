@@ -1,29 +1,117 @@
-/* cpu_backend.c — the `cpu` backend vtable (placeholder until the runtime half lands: it is
- * never available, so programs with cpu delegates fail to load with a clear status).
- * Layer: backends/cpu/rt. */
+/* cpu_backend.c — the `cpu` backend's vtable and its delegate handles.
+ *
+ * Layer: backends/cpu/rt. A delegate handle is what one DELEGATE instruction of one loaded
+ * method holds: a reference on the shared context (context_cache.h) and the index of the graph
+ * that serves the method (graph name = method name; a binary with one graph serves any method).
+ * Handles come from the loading module's allocator and carry a magic that destroy() clears, so a
+ * handle passed again after destroy is refused instead of followed.
+ */
 #include "backends/cpu/rt/cpu_backend.h"
 
+#include "backends/cpu/rt/context_cache.h"
+#include "backends/cpu/rt/scratch_group.h"
+#include "core/alloc.h"
+#include "core/check.h"
+
+#define DELEGATE_MAGIC 0x44555043u /* "CPUD" */
+
+typedef struct cpu_delegate {
+    uint32_t magic;
+    uint32_t graph;                     /* index in the context's selected record */
+    kiln_cpu_context *context;          /* one reference */
+    const kiln_allocator *allocator;    /* of this handle */
+} cpu_delegate;
+
+static cpu_delegate *live_delegate(void *handle)
+{
+    cpu_delegate *d = handle;
+    return d && d->magic == DELEGATE_MAGIC ? d : NULL;
+}
+
+/* The generic target runs on any CPU, so the backend itself is always available; whether a
+   given binary has a record for this CPU is decided per binary at init. */
 static bool cpu_is_available(void *user)
 {
     (void)user;
-    return false;
+    return true;
+}
+
+static kiln_status key_from_args(const kiln_backend_init_args *args, kiln_cpu_key *key, char *message, size_t message_size)
+{
+    if (kiln_ctxbin_peek_signature(args->payload, args->payload_size, &key->signature) != KILN_OK)
+        return kiln_ctxbin_reject(message, message_size, "payload is not a cpu context binary (size, alignment or magic)");
+    key->allocator = args->allocator;
+    key->payload = args->payload;
+    key->payload_size = args->payload_size;
+    key->target = args->target;
+    key->group_id = 0;
+    if (args->scratch_group) {
+        key->group_id = kiln_cpu_group_handle_id(args->scratch_group);
+        KILN_CHECK(key->group_id, KILN_ERROR_STALE_HANDLE);
+    }
+    return KILN_OK;
 }
 
 static kiln_status cpu_init(void *user, const kiln_backend_init_args *args, void **handle_out)
 {
-    (void)user, (void)args;
+    (void)user;
+    KILN_CHECK(handle_out, KILN_ERROR_INVALID_ARGUMENT);
     *handle_out = NULL;
-    return KILN_ERROR_BACKEND_UNAVAILABLE;
+    KILN_CHECK(args && args->struct_size >= sizeof *args && args->allocator, KILN_ERROR_INVALID_ARGUMENT);
+    char *message = args->message;
+    size_t message_size = message ? args->message_size : 0;
+    if (message_size) message[0] = '\0';
+    kiln_cpu_key key;
+    KILN_TRY(key_from_args(args, &key, message, message_size));
+    cpu_delegate *d = KILN_NEW(args->allocator, cpu_delegate);
+    KILN_CHECK(d, KILN_ERROR_OUT_OF_MEMORY);
+    kiln_cpu_context *c;
+    kiln_status st = kiln_cpu_cache_acquire(&key, message, message_size, &c);
+    if (st != KILN_OK) {
+        kiln_free(args->allocator, d);
+        return st;
+    }
+    int64_t graph = kiln_ctxbin_find_graph(&c->bin, c->record, args->method_name);
+    if (graph < 0) {
+        kiln_cpu_cache_release(c);
+        kiln_free(args->allocator, d);
+        return kiln_ctxbin_reject(message, message_size, "no graph serves method '%s'",
+                                  args->method_name ? args->method_name : "(unnamed)");
+    }
+    d->magic = DELEGATE_MAGIC;
+    d->graph = (uint32_t)graph;
+    d->context = c;
+    d->allocator = args->allocator;
+    *handle_out = d;
+    return KILN_OK;
 }
 
 static kiln_status cpu_execute(void *user, void *handle, const kiln_tensor *const *in, size_t n_in,
                                kiln_tensor *const *out, size_t n_out)
 {
-    (void)user, (void)handle, (void)in, (void)n_in, (void)out, (void)n_out;
-    return KILN_ERROR_BACKEND_UNAVAILABLE;
+    (void)user;
+    cpu_delegate *d = live_delegate(handle);
+    KILN_CHECK(d, KILN_ERROR_STALE_HANDLE);
+    return kiln_cpu_context_execute(d->context, d->graph, in, n_in, out, n_out);
 }
 
-static void cpu_destroy(void *user, void *handle) { (void)user, (void)handle; }
+static void cpu_destroy(void *user, void *handle)
+{
+    (void)user;
+    cpu_delegate *d = live_delegate(handle);
+    if (!d) return;
+    kiln_cpu_context *c = d->context;
+    d->magic = 0;
+    kiln_free(d->allocator, d);
+    kiln_cpu_cache_release(c);
+}
+
+static uint64_t cpu_context_id(void *user, void *handle)
+{
+    (void)user;
+    cpu_delegate *d = live_delegate(handle);
+    return d ? d->context->id : 0;
+}
 
 static const kiln_backend cpu_backend = {
     .abi_version = KILN_BACKEND_ABI_VERSION,
@@ -33,6 +121,7 @@ static const kiln_backend cpu_backend = {
     .init = cpu_init,
     .execute = cpu_execute,
     .destroy = cpu_destroy,
+    .context_id = cpu_context_id,
 };
 
 const kiln_backend *kiln_cpu_backend(void) { return &cpu_backend; }

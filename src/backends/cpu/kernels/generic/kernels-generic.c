@@ -1,9 +1,48 @@
 /* kernels-generic.c — the generic kernel table of the cpu backend (see cpu_kernels.h).
- * Layer: backends/cpu/kernels/generic, compiled with the generic flags only. */
-#include "backends/cpu/kernels/cpu_kernels.h"
+ *
+ * Layer: backends/cpu/kernels/generic, compiled with the generic flags only: runs on any CPU.
+ * The kit feeds the shared drivers (kernel_kit.h) with the plain-C microkernels of this
+ * directory; gemm_mr/gemm_nr are the 4x8 microkernel's panel widths.
+ */
+#include "backends/cpu/kernels/generic/kernels-generic.h"
+
+static const kiln_cpu_kit kit = {
+    .mr = KILN_CPU_GENERIC_MR,
+    .nr = KILN_CPU_GENERIC_NR,
+    .gemm = kiln_cpu_f32_gemm_ukernel_4x8__generic,
+    .act = kiln_cpu_f32_vact__generic,
+    .binary = kiln_cpu_f32_vbinary__generic,
+    .scale_shift = kiln_cpu_f32_vscaleshift__generic,
+    .dwconv = kiln_cpu_f32_dwconv2d__generic,
+};
+
+#define KIT_STEP(name, driver)                                                                   \
+    static kiln_status name(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out, \
+                            kiln_cpu_exec *exec)                                                 \
+    {                                                                                            \
+        return driver(&kit, params, in, out, exec);                                              \
+    }
+KIT_STEP(gemm_step, kiln_cpu_gemm_step)
+KIT_STEP(conv2d_step, kiln_cpu_conv2d_step)
+KIT_STEP(unary_step, kiln_cpu_unary_step)
+KIT_STEP(binary_step, kiln_cpu_binary_step)
+KIT_STEP(affine_step, kiln_cpu_affine_step)
+#undef KIT_STEP
 
 const kiln_cpu_kernels kiln_cpu_kernels_generic = {
     .isa = "generic",
-    .gemm_mr = 4,
-    .gemm_nr = 8,
+    .gemm_mr = KILN_CPU_GENERIC_MR,
+    .gemm_nr = KILN_CPU_GENERIC_NR,
+    .ops = {
+        [KILN_CPU_OP_GEMM] = gemm_step,
+        [KILN_CPU_OP_CONV2D] = conv2d_step,
+        [KILN_CPU_OP_POOL2D] = kiln_cpu_f32_pool2d__generic,
+        [KILN_CPU_OP_UNARY] = unary_step,
+        [KILN_CPU_OP_BINARY] = binary_step,
+        [KILN_CPU_OP_SOFTMAX] = kiln_cpu_f32_softmax__generic,
+        [KILN_CPU_OP_LAYERNORM] = kiln_cpu_f32_layernorm__generic,
+        [KILN_CPU_OP_CHANNEL_AFFINE] = affine_step,
+        [KILN_CPU_OP_COPY] = kiln_cpu_x_copy__generic,
+        [KILN_CPU_OP_TRANSPOSE] = kiln_cpu_x_transpose__generic,
+    },
 };

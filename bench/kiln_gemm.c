@@ -1,0 +1,109 @@
+/* kiln_gemm.c — kiln's GEMM step prepared and called as the runtime would (see kiln_gemm.h).
+ * Layer: bench. */
+#include "kiln_gemm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+
+static int has_gemm(const kiln_cpu_target *t)
+{
+    return t && t->kernels && t->kernels->ops[KILN_CPU_OP_GEMM] != NULL;
+}
+
+const kiln_cpu_target *bench_kiln_pick_target(const char *forced, char *note, size_t note_size)
+{
+    note[0] = '\0';
+    if (forced) {
+        const kiln_cpu_target *t = kiln_cpu_target_find(forced);
+        if (!t || !kiln_cpu_target_runnable(t)) {
+            snprintf(note, note_size, "target '%s' is %s", forced, t ? "not runnable on this CPU" : "unknown");
+            return NULL;
+        }
+        if (!has_gemm(t)) snprintf(note, note_size, "target '%s' has no GEMM step yet", forced);
+        return has_gemm(t) ? t : NULL;
+    }
+    const kiln_cpu_target *best = kiln_cpu_target_best(), *pick = NULL;
+    if (has_gemm(best)) return best;
+    for (size_t i = 0; i < kiln_cpu_target_count(); i++) {
+        const kiln_cpu_target *t = kiln_cpu_target_at(i);
+        if (kiln_cpu_target_runnable(t) && has_gemm(t) && (!pick || t->rank > pick->rank)) pick = t;
+    }
+    if (pick)
+        snprintf(note, note_size, "the best target here, %s, has no GEMM step yet: measuring %s instead", best->name,
+                 pick->name);
+    else
+        snprintf(note, note_size, "no runnable target has a GEMM step yet (best target: %s)", best->name);
+    return pick;
+}
+
+int bench_kiln_threads_used(int requested)
+{
+    (void)requested;
+    return 1;
+}
+
+static void set_shape(kiln_tensor *t, int64_t d0, int64_t d1)
+{
+    memset(t, 0, sizeof *t);
+    t->dtype = KILN_DTYPE_F32;
+    t->rank = d1 ? 2 : 1;
+    t->shape[0] = d0;
+    t->shape[1] = d1;
+}
+
+kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *target, int64_t M, int64_t N,
+                                    int64_t K, const float *A, const float *B, float *Y)
+{
+    memset(g, 0, sizeof *g);
+    g->target = target;
+    const kiln_cpu_kernels *k = target->kernels;
+    kiln_cpu_gemm_params *p = &g->params;
+    *p = (kiln_cpu_gemm_params){.M = M, .N = N, .K = K, .batch = 1, .lda = K, .ldb = N, .ldy = N, .alpha = 1.0f,
+                                .beta = 0.0f, .b_packed = 1, .bias_kind = KILN_CPU_BIAS_NONE,
+                                .act = {.kind = KILN_CPU_ACT_NONE}};
+    size_t packed_size = kiln_cpu_pack_b_size(K, N, k->gemm_nr);
+    g->b_packed = bench_alloc(packed_size);
+    if (!g->b_packed) return KILN_ERROR_OUT_OF_MEMORY;
+    kiln_cpu_pack_b(B, K, N, 0, k->gemm_nr, g->b_packed);
+    /* Sized from the target's cache table, as the lowering plans scratch for a binary. */
+    g->workspace_size = kiln_cpu_workspace_size(k, KILN_CPU_OP_GEMM, p, target->l1_size, target->l2_size);
+    if (g->workspace_size) {
+        g->workspace = bench_alloc(g->workspace_size);
+        if (!g->workspace) {
+            bench_kiln_gemm_release(g);
+            return KILN_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    set_shape(&g->a, M, K);
+    g->a.data = (void *)A;
+    set_shape(&g->b, (int64_t)(packed_size / sizeof(float)), 0);
+    g->b.data = g->b_packed;
+    set_shape(&g->y, M, N);
+    g->y.data = Y;
+    /* The load-time check the runtime runs on every step: params that a table would reject are
+       reported, never timed. */
+    const kiln_tensor *in[2] = {&g->a, &g->b};
+    kiln_tensor *out[1] = {&g->y};
+    kiln_status st = kiln_cpu_step_validate(KILN_CPU_OP_GEMM, p, in, 2, NULL, out, 1, NULL, k->gemm_mr, k->gemm_nr);
+    if (st != KILN_OK) bench_kiln_gemm_release(g);
+    return st;
+}
+
+kiln_status bench_kiln_gemm_run(bench_kiln_gemm *g)
+{
+    const kiln_tensor *in[3] = {&g->a, &g->b, NULL};
+    kiln_tensor *out[1] = {&g->y};
+    kiln_cpu_exec exec = {g->workspace, g->workspace_size};
+    return g->target->kernels->ops[KILN_CPU_OP_GEMM](&g->params, in, out, &exec);
+}
+
+void bench_kiln_gemm_release(bench_kiln_gemm *g)
+{
+    free(g->b_packed);
+    free(g->workspace);
+    g->b_packed = NULL;
+    g->workspace = NULL;
+}

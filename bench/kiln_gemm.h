@@ -1,0 +1,46 @@
+/* kiln_gemm.h — kiln's side of the GEMM benchmark: one f32 GEMM step of the `cpu` backend,
+ * called through a target's kernel table exactly as the runtime calls it.
+ *
+ * Layer: bench. Uses the cpu backend's internal contracts (targets.h, cpu_kernels.h): the step
+ * gets B pre-packed with kiln_cpu_pack_b and the table's NR, as the lowering packs weights at
+ * compile time, and a workspace of the size kiln_cpu_workspace_size asks for.
+ */
+#ifndef KILN_BENCH_KILN_GEMM_H
+#define KILN_BENCH_KILN_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/cpu/targets.h"
+
+/* The target to benchmark: `forced` by name (NULL when it is unknown or not runnable here), or
+ * the best runnable target; when that table has no GEMM step yet, the best runnable one that
+ * has. Writes a one-line note when the choice is not simply the best target (or "" ). NULL when
+ * no runnable table has a GEMM step. */
+const kiln_cpu_target *bench_kiln_pick_target(const char *forced, char *note, size_t note_size);
+
+/* Threads kiln's GEMM step really uses when the benchmark asks for `requested`. The step
+ * interface (kiln_cpu_exec) carries no thread pool yet, so this is 1: the 2-thread rows show
+ * the single-threaded kernel, labelled as such. Wire the pool here when the interface gets one. */
+int bench_kiln_threads_used(int requested);
+
+/* One prepared problem Y (M x N) = A (M x K) . B (K x N), all row-major. */
+typedef struct bench_kiln_gemm {
+    const kiln_cpu_target *target;
+    kiln_cpu_gemm_params params;
+    float *b_packed;                /* kiln_cpu_pack_b layout for the table's NR */
+    void *workspace;                /* (workspace_size) 64-byte aligned, or NULL when 0 */
+    size_t workspace_size;
+    kiln_tensor a, b, y;            /* step tensors; y->data is the caller's Y */
+} bench_kiln_gemm;
+
+/* Packs B, sizes the workspace and validates the step as the runtime does at load. A and Y must
+ * outlive the problem; B is not retained. KILN_OK, KILN_ERROR_OUT_OF_MEMORY, or
+ * KILN_ERROR_INCOMPATIBLE (the table rejects the step); on failure nothing is left to release. */
+kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *target, int64_t M, int64_t N,
+                                    int64_t K, const float *A, const float *B, float *Y);
+/* One execution of the step; its status. */
+kiln_status bench_kiln_gemm_run(bench_kiln_gemm *g);
+void bench_kiln_gemm_release(bench_kiln_gemm *g);
+
+#endif

@@ -1,0 +1,279 @@
+/* aot_fuse.c — growing a node's step over the nodes that follow it (see aot_fuse.h).
+ *
+ * Layer: backends/cpu/aot (internal). Every pattern is checked through the same descriptions
+ * the step would get on its own (aot_describe), so a fused node satisfies exactly the
+ * conditions it would satisfy unfused, plus the pattern's: its other operands are constants,
+ * its output has the shape of the value it replaces (no broadcast may grow it), and every value
+ * that disappears has no reader outside the pattern.
+ *
+ *   Conv -> BatchNormalization             w' = w * scale[m], b' = b * scale[m] + shift[m]
+ *   GEMM -> Add(c[N] or scalar)            bias, beta = 1
+ *   GEMM -> Add(r) (r of the output's shape, computed before the GEMM)   full bias, beta = 1
+ *   GEMM -> Mul(s) / Div(s)                alpha *= s (1/s), beta likewise
+ *   step -> Relu / Clip / Sigmoid ...      act
+ *   step -> {Sigmoid, Mul(x, sigmoid)}     act = SiLU
+ *   step -> {Div(x, sqrt2) -> Erf -> Add(1), Mul(x, .)} -> Mul(0.5)   act = GELU (erf form)
+ *   Sigmoid(x) -> Mul(x, sigmoid)          UNARY SiLU
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backends/cpu/aot/aot_fuse.h"
+
+void aot_view_node(const aot_lowering *L, size_t k, aot_node_view *v)
+{
+    const kiln_cpu_aot_node *n = &L->g->nodes[k];
+    memset(v, 0, sizeof *v);
+    v->node = n->node;
+    for (size_t i = 0; i < n->node->n_inputs; i++)
+        if (n->inputs[i] >= 0) v->in[i] = &L->g->values[n->inputs[i]].t;
+    for (size_t j = 0; j < n->node->n_outputs; j++) {
+        int32_t o = n->outputs[j];
+        if (o >= 0 && (j == 0 || L->uses[o] > 0 || L->is_output[o])) v->out[j] = &L->g->values[o].t;
+    }
+}
+
+/* ---- who reads what ------------------------------------------------------------------------- */
+
+/* The nodes after k reading v, one entry per reading slot, when v is an intermediate with
+   exactly `want` readers, none of them taken by an earlier fusion. */
+static bool readers(const aot_lowering *L, size_t k, int32_t v, int64_t *out, uint32_t want)
+{
+    if (v < 0 || L->uses[v] != want || L->is_output[v]) return false;
+    uint32_t n = 0;
+    for (size_t c = k + 1; c < L->g->n_nodes && n < want; c++) {
+        const kiln_cpu_aot_node *node = &L->g->nodes[c];
+        for (size_t i = 0; i < node->node->n_inputs && n < want; i++) {
+            if (node->inputs[i] != v) continue;
+            if (L->absorbed[c]) return false;
+            out[n++] = (int64_t)c;
+        }
+    }
+    return n == want;
+}
+
+static int64_t only_reader(const aot_lowering *L, size_t k, int32_t v)
+{
+    int64_t c;
+    return readers(L, k, v, &c, 1) ? c : -1;
+}
+
+static int32_t output_of(const aot_lowering *L, int64_t c) { return L->g->nodes[c].outputs[0]; }
+
+static bool same_shape(const aot_lowering *L, int32_t a, int32_t b)
+{
+    const kiln_tensor *x = &L->g->values[a].t, *y = &L->g->values[b].t;
+    return x->rank == y->rank && memcmp(x->shape, y->shape, x->rank * sizeof x->shape[0]) == 0;
+}
+
+/* Node c described as op `op`, when it writes a tensor of v's shape. */
+static bool describe_as(aot_lowering *L, int64_t c, uint32_t op, int32_t v, aot_step_desc *d)
+{
+    if (c < 0 || output_of(L, c) < 0 || !same_shape(L, output_of(L, c), v)) return false;
+    aot_node_view view;
+    aot_view_node(L, (size_t)c, &view);
+    return aot_describe(view.node, view.in, view.out, L->arena, d) && d->op == op;
+}
+
+static bool is_act(aot_lowering *L, int64_t c, int32_t v, uint32_t kind, aot_step_desc *d)
+{
+    return describe_as(L, c, KILN_CPU_OP_UNARY, v, d) && L->g->nodes[c].inputs[0] == v && d->params.unary.act.kind == kind;
+}
+
+/* Node c is `kind`(v, s) (or (s, v) unless v_first) for a constant scalar s. */
+static bool binary_with_scalar(aot_lowering *L, int64_t c, int32_t v, uint32_t kind, bool v_first, float *s)
+{
+    aot_step_desc d;
+    if (!describe_as(L, c, KILN_CPU_OP_BINARY, v, &d) || d.params.binary.kind != kind) return false;
+    const kiln_cpu_aot_node *n = &L->g->nodes[c];
+    int at = n->inputs[0] == v ? 0 : 1;
+    if (n->inputs[at] != v || n->inputs[1 - at] == v || (v_first && at != 0)) return false;
+    const aot_operand *o = &d.in[1 - at];
+    if (o->kind != AOT_OPERAND_WEIGHT || !o->t.data || aot_numel(&o->t) != 1) return false;
+    *s = ((const float *)o->t.data)[0];
+    return true;
+}
+
+/* Node c is Mul(a, b) in either order, a != b. */
+static bool is_mul_of(aot_lowering *L, int64_t c, int32_t a, int32_t b)
+{
+    aot_step_desc d;
+    const kiln_cpu_aot_node *n = c >= 0 ? &L->g->nodes[c] : NULL;
+    if (!n || a == b || !((n->inputs[0] == a && n->inputs[1] == b) || (n->inputs[0] == b && n->inputs[1] == a)))
+        return false;
+    return describe_as(L, c, KILN_CPU_OP_BINARY, a, &d) && d.params.binary.kind == KILN_CPU_BIN_MUL;
+}
+
+static void absorb(aot_lowering *L, int64_t c, int32_t *y)
+{
+    L->absorbed[c] = true;
+    *y = output_of(L, c);
+}
+
+/* ---- folding into the step's arithmetic --------------------------------------------------------- */
+
+static bool fold_batchnorm(aot_lowering *L, size_t k, aot_step_desc *conv, int32_t *y)
+{
+    aot_step_desc bn;
+    int64_t c = only_reader(L, k, *y);
+    if (!describe_as(L, c, KILN_CPU_OP_CHANNEL_AFFINE, *y, &bn) || L->g->nodes[c].inputs[0] != *y ||
+        bn.params.affine.C != conv->params.conv.M)
+        return false;
+    const float *scale = bn.in[1].t.data, *shift = bn.in[2].t.data;
+    const float *w = conv->in[1].t.data, *b = conv->in[2].kind == AOT_OPERAND_WEIGHT ? conv->in[2].t.data : NULL;
+    int64_t m = conv->params.conv.M, per_row = aot_numel(&conv->in[1].t) / m;
+    float *w2 = KILN_ARENA_ARRAY(L->arena, float, (size_t)(m * per_row));
+    float *b2 = KILN_ARENA_ARRAY(L->arena, float, (size_t)m);
+    if (!w2 || !b2 || !scale || !shift || !w) return false;
+    for (int64_t r = 0; r < m; r++) {
+        for (int64_t i = 0; i < per_row; i++) w2[r * per_row + i] = w[r * per_row + i] * scale[r];
+        b2[r] = (b ? b[r] : 0.0f) * scale[r] + shift[r];
+    }
+    conv->in[1].t.data = w2;
+    kiln_tensor bias = {.dtype = KILN_DTYPE_F32, .rank = 1, .shape = {m}, .data = b2};
+    conv->in[2] = aot_weight_raw(&bias);
+    conv->params.conv.has_bias = 1;
+    absorb(L, c, y);
+    return true;
+}
+
+/* How a GEMM can take the other operand of an Add as its bias: a constant row of N (or a
+   scalar), or any tensor of the output's own shape that exists when the GEMM runs. */
+static uint8_t bias_kind_for(const aot_lowering *L, const kiln_cpu_gemm_params *p, const aot_operand *o, int32_t y)
+{
+    const kiln_tensor *t = o->kind == AOT_OPERAND_WEIGHT ? &o->t : &L->g->values[o->value].t;
+    const kiln_tensor *out = &L->g->values[y].t;
+    if (o->kind == AOT_OPERAND_VALUE && !L->ready[o->value]) return KILN_CPU_BIAS_NONE;
+    if (t->rank == out->rank && memcmp(t->shape, out->shape, t->rank * sizeof t->shape[0]) == 0)
+        return KILN_CPU_BIAS_FULL;
+    if (o->kind != AOT_OPERAND_WEIGHT) return KILN_CPU_BIAS_NONE;
+    int64_t count = aot_numel(t);
+    if (count == 1) return KILN_CPU_BIAS_SCALAR;
+    if (count == p->N && t->rank >= 1 && t->shape[t->rank - 1] == p->N) return KILN_CPU_BIAS_PER_COL;
+    return KILN_CPU_BIAS_NONE;
+}
+
+/* GEMM + Add: the Add's other operand becomes the bias (beta 1). */
+static bool fuse_bias_add(aot_lowering *L, size_t k, aot_step_desc *gemm, int32_t *y)
+{
+    kiln_cpu_gemm_params *p = &gemm->params.gemm;
+    aot_step_desc add;
+    int64_t c = only_reader(L, k, *y);
+    if (p->bias_kind != KILN_CPU_BIAS_NONE || !describe_as(L, c, KILN_CPU_OP_BINARY, *y, &add)) return false;
+    const kiln_cpu_aot_node *n = &L->g->nodes[c];
+    if (add.params.binary.kind != KILN_CPU_BIN_ADD || n->node->opset < 7) return false;
+    int other = n->inputs[0] == *y ? 1 : 0;
+    if (n->inputs[1 - other] != *y || n->inputs[other] == *y) return false;
+    aot_operand bias = add.in[other];
+    if (bias.kind == AOT_OPERAND_VALUE) bias.value = n->inputs[other];
+    uint8_t kind = bias_kind_for(L, p, &bias, *y);
+    if (kind == KILN_CPU_BIAS_NONE) return false;
+    p->bias_kind = kind;
+    p->bias_batch_stride = kind == KILN_CPU_BIAS_FULL && p->batch > 1 ? p->M * p->N : 0;
+    p->beta = 1.0f;
+    gemm->in[2] = bias;
+    absorb(L, c, y);
+    return true;
+}
+
+/* GEMM + Mul(s) or Div(s): (alpha A.B + beta bias) * s. */
+static bool fuse_scale(aot_lowering *L, size_t k, aot_step_desc *gemm, int32_t *y)
+{
+    int64_t c = only_reader(L, k, *y);
+    float s;
+    if (binary_with_scalar(L, c, *y, KILN_CPU_BIN_MUL, false, &s)) {
+        /* s as it is */
+    } else if (binary_with_scalar(L, c, *y, KILN_CPU_BIN_DIV, true, &s) && isfinite(s) && s != 0.0f) {
+        s = 1.0f / s;
+    } else {
+        return false;
+    }
+    if (!isfinite(s)) return false;
+    gemm->params.gemm.alpha *= s;
+    gemm->params.gemm.beta *= s;
+    absorb(L, c, y);
+    return true;
+}
+
+/* ---- activations ------------------------------------------------------------------------------- */
+
+static bool fuse_single_act(aot_lowering *L, size_t k, kiln_cpu_act *act, int32_t *y)
+{
+    aot_step_desc d;
+    int64_t c = only_reader(L, k, *y);
+    if (!describe_as(L, c, KILN_CPU_OP_UNARY, *y, &d) || L->g->nodes[c].inputs[0] != *y) return false;
+    *act = d.params.unary.act;
+    absorb(L, c, y);
+    return true;
+}
+
+/* y read by Sigmoid and by Mul(y, sigmoid(y)) only. */
+static bool fuse_silu(aot_lowering *L, size_t k, kiln_cpu_act *act, int32_t *y)
+{
+    int64_t r[2];
+    aot_step_desc d;
+    if (!readers(L, k, *y, r, 2) || r[0] == r[1]) return false;
+    int sig = is_act(L, r[0], *y, KILN_CPU_ACT_SIGMOID, &d) ? 0 : 1;
+    if (!is_act(L, r[sig], *y, KILN_CPU_ACT_SIGMOID, &d)) return false;
+    int64_t mul = r[1 - sig];
+    if (only_reader(L, k, output_of(L, r[sig])) != mul || !is_mul_of(L, mul, *y, output_of(L, r[sig]))) return false;
+    *act = (kiln_cpu_act){.kind = KILN_CPU_ACT_SILU};
+    L->absorbed[r[sig]] = true;
+    absorb(L, mul, y);
+    return true;
+}
+
+static bool near(float v, double want) { return fabs((double)v - want) <= 1e-6 * fabs(want); }
+
+/* y read by Div(y, sqrt 2) (or Mul(y, 1/sqrt 2)) -> Erf -> Add(1) -> Mul(y, .) -> Mul(0.5): the
+   erf form of GELU that PyTorch exports. */
+static bool fuse_gelu(aot_lowering *L, size_t k, kiln_cpu_act *act, int32_t *y)
+{
+    int64_t r[2];
+    aot_step_desc d;
+    float s;
+    if (!readers(L, k, *y, r, 2) || r[0] == r[1]) return false;
+    for (int first = 0; first < 2; first++) {
+        int64_t scale = r[first], mul = r[1 - first];
+        bool div = binary_with_scalar(L, scale, *y, KILN_CPU_BIN_DIV, true, &s) && near(s, sqrt(2.0));
+        if (!div && !(binary_with_scalar(L, scale, *y, KILN_CPU_BIN_MUL, false, &s) && near(s, sqrt(0.5)))) continue;
+        int64_t erf = only_reader(L, k, output_of(L, scale));
+        if (!is_act(L, erf, output_of(L, scale), KILN_CPU_ACT_ERF, &d)) continue;
+        int64_t add = only_reader(L, k, output_of(L, erf));
+        if (!binary_with_scalar(L, add, output_of(L, erf), KILN_CPU_BIN_ADD, false, &s) || s != 1.0f) continue;
+        if (only_reader(L, k, output_of(L, add)) != mul || !is_mul_of(L, mul, *y, output_of(L, add))) continue;
+        int64_t half = only_reader(L, k, output_of(L, mul));
+        if (!binary_with_scalar(L, half, output_of(L, mul), KILN_CPU_BIN_MUL, false, &s) || s != 0.5f) continue;
+        *act = (kiln_cpu_act){.kind = KILN_CPU_ACT_GELU_ERF};
+        L->absorbed[scale] = L->absorbed[erf] = L->absorbed[add] = L->absorbed[mul] = true;
+        absorb(L, half, y);
+        return true;
+    }
+    return false;
+}
+
+/* Sigmoid(x) read only by Mul(x, sigmoid(x)): one UNARY SiLU. */
+static bool fuse_sigmoid_mul(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y)
+{
+    if (d->op != KILN_CPU_OP_UNARY || d->params.unary.act.kind != KILN_CPU_ACT_SIGMOID) return false;
+    int32_t x = L->g->nodes[k].inputs[0];
+    int64_t mul = only_reader(L, k, *y);
+    if (!is_mul_of(L, mul, x, *y)) return false;
+    d->params.unary.act.kind = KILN_CPU_ACT_SILU;
+    absorb(L, mul, y);
+    return true;
+}
+
+void aot_fuse_node(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y)
+{
+    if (d->op == KILN_CPU_OP_CONV2D) fold_batchnorm(L, k, d, y);
+    if (d->op == KILN_CPU_OP_GEMM) {
+        fuse_scale(L, k, d, y);
+        fuse_bias_add(L, k, d, y);
+        fuse_scale(L, k, d, y);
+    }
+    if (fuse_sigmoid_mul(L, k, d, y)) return;
+    kiln_cpu_act *act = aot_step_act(d);
+    if (!act || act->kind != KILN_CPU_ACT_NONE) return;
+    if (!fuse_single_act(L, k, act, y) && !fuse_silu(L, k, act, y)) fuse_gelu(L, k, act, y);
+}

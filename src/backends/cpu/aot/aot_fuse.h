@@ -1,0 +1,48 @@
+/* aot_fuse.h — the lowering's state, shared by aot_lower.c (steps and tensors) and aot_fuse.c
+ * (growing a node's step over the nodes after it).
+ *
+ * Layer: backends/cpu/aot (internal). A fusion may only take a node whose every input is a
+ * constant or a value the growing step already computes, and only values nobody else reads
+ * (one use inside the partition, not a partition output) disappear, so the fused step, emitted
+ * at the first node's position, computes exactly what the nodes did.
+ */
+#ifndef KILN_BACKENDS_CPU_AOT_AOT_FUSE_H
+#define KILN_BACKENDS_CPU_AOT_AOT_FUSE_H
+
+#include "backends/cpu/aot/aot_lower.h"
+
+#define AOT_MAX_NODE_ARGS 16
+
+typedef struct aot_lowering {
+    const kiln_cpu_aot_graph *g;
+    kiln_arena *arena;
+    aot_graph *out;
+    int32_t *value_tensor;  /* (n_values) tensor holding each value, -1 while none */
+    uint32_t *uses;         /* (n_values) node input slots reading it inside the partition */
+    bool *is_output;        /* (n_values) listed in g->outputs */
+    bool *absorbed;         /* (n_nodes) fused into an earlier node's step */
+    bool *ready;            /* (n_values) computed by a step emitted so far, or a graph input */
+    size_t cap_tensors;
+    char *message;
+    size_t message_size;
+} aot_lowering;
+
+/* The tensors a node sees: constants with data, everything else shape only; outputs nobody
+ * reads are NULL (output 0 is always given: a step needs somewhere to write). */
+typedef struct aot_node_view {
+    const kiln_node *node;
+    const kiln_tensor *in[AOT_MAX_NODE_ARGS];
+    const kiln_tensor *out[AOT_MAX_NODE_ARGS];
+} aot_node_view;
+
+void aot_view_node(const aot_lowering *L, size_t k, aot_node_view *v);
+
+/* Grow node k's step d over the nodes it can take, in this order: a BatchNormalization into a
+ * Conv's filters; a constant bias Add and constant scalar Mul/Div into a GEMM's bias, alpha and
+ * beta, or an Add of a ready tensor of the output's shape as a full bias; then one activation
+ * into the epilogue: a single activation node, x * sigmoid(x) (SiLU),
+ * or the erf form of GELU; a Sigmoid followed by Mul with its own input becomes SiLU. *y is
+ * the value the step writes, moved to the last node taken. */
+void aot_fuse_node(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y);
+
+#endif

@@ -1,0 +1,138 @@
+/* aot_ops.c — the table of ONNX ops the `cpu` backend lowers, the checks every node passes
+ * before its family sees it, and kiln_cpu_aot_supports().
+ *
+ * Layer: backends/cpu/aot. Conservative by construction: a node is taken only when its output
+ * 0 is the one output used, every tensor involved is non-empty f32 (parameter inputs such as
+ * Reshape's shape excepted, which are constants), and its family can state it exactly as a
+ * lowered step. Anything else stays on the portable kernels.
+ */
+#include <string.h>
+
+#include "backends/cpu/aot/aot_ops.h"
+#include "backends/cpu/aot/cpu_aot.h"
+
+typedef bool (*describe_fn)(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
+                            aot_step_desc *d);
+
+typedef struct op_entry {
+    const char *op;
+    describe_fn describe;   /* NULL: BatchNormalization, which needs the arena */
+} op_entry;
+
+static const op_entry op_table[] = {
+    {"Gemm", aot_describe_gemm},
+    {"MatMul", aot_describe_matmul},
+    {"Conv", aot_describe_conv},
+    {"Add", aot_describe_binary},
+    {"Sub", aot_describe_binary},
+    {"Mul", aot_describe_binary},
+    {"Div", aot_describe_binary},
+    {"Max", aot_describe_binary},
+    {"Min", aot_describe_binary},
+    {"Pow", aot_describe_binary},
+    {"Relu", aot_describe_unary},
+    {"LeakyRelu", aot_describe_unary},
+    {"Clip", aot_describe_unary},
+    {"Sigmoid", aot_describe_unary},
+    {"Tanh", aot_describe_unary},
+    {"HardSigmoid", aot_describe_unary},
+    {"HardSwish", aot_describe_unary},
+    {"Elu", aot_describe_unary},
+    {"Exp", aot_describe_unary},
+    {"Log", aot_describe_unary},
+    {"Sqrt", aot_describe_unary},
+    {"Neg", aot_describe_unary},
+    {"Abs", aot_describe_unary},
+    {"Erf", aot_describe_unary},
+    {"Reciprocal", aot_describe_unary},
+    {"Softplus", aot_describe_unary},
+    {"Softmax", aot_describe_softmax},
+    {"LogSoftmax", aot_describe_softmax},
+    {"LayerNormalization", aot_describe_layernorm},
+    {"BatchNormalization", NULL},
+    {"MaxPool", aot_describe_pool},
+    {"AveragePool", aot_describe_pool},
+    {"GlobalAveragePool", aot_describe_pool},
+    {"GlobalMaxPool", aot_describe_pool},
+    {"Reshape", aot_describe_copy},
+    {"Flatten", aot_describe_copy},
+    {"Squeeze", aot_describe_copy},
+    {"Unsqueeze", aot_describe_copy},
+    {"Identity", aot_describe_copy},
+    {"Dropout", aot_describe_copy},
+    {"Transpose", aot_describe_transpose},
+};
+
+const kiln_tensor *aot_input(const kiln_node *node, const kiln_tensor *const *in, size_t i)
+{
+    return i < node->n_inputs ? in[i] : NULL;
+}
+
+int64_t aot_numel(const kiln_tensor *t)
+{
+    int64_t n = 1;
+    for (uint32_t d = 0; d < t->rank; d++) n *= t->shape[d];
+    return n;
+}
+
+bool aot_is_f32(const kiln_tensor *t)
+{
+    if (!t || t->dtype != KILN_DTYPE_F32 || t->rank > KILN_CPU_MAX_RANK) return false;
+    for (uint32_t d = 0; d < t->rank; d++)
+        if (t->shape[d] <= 0) return false; /* empty tensors stay portable */
+    return kiln_tensor_numel(t) > 0;
+}
+
+aot_operand aot_weight_raw(const kiln_tensor *t)
+{
+    aot_operand o = {.kind = AOT_OPERAND_WEIGHT, .input = -1, .form = AOT_FORM_RAW};
+    o.t = *t;
+    return o;
+}
+
+aot_operand aot_operand_of(const kiln_node *node, const kiln_tensor *const *in, size_t i)
+{
+    const kiln_tensor *t = aot_input(node, in, i);
+    if (!t) return (aot_operand){.kind = AOT_OPERAND_ABSENT, .input = -1};
+    if (t->data) return aot_weight_raw(t);
+    return (aot_operand){.kind = AOT_OPERAND_VALUE, .input = (int)i};
+}
+
+static const op_entry *find_op(const char *op)
+{
+    for (size_t i = 0; i < sizeof op_table / sizeof op_table[0]; i++)
+        if (strcmp(op_table[i].op, op) == 0) return &op_table[i];
+    return NULL;
+}
+
+bool aot_describe(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *const *out,
+                  kiln_arena *arena, aot_step_desc *d)
+{
+    memset(d, 0, sizeof *d);
+    if (!node || !node->op || node->n_outputs < 1 || node->n_inputs < 1) return false;
+    const op_entry *e = find_op(node->op);
+    if (!e || !aot_is_f32(out[0]) || !aot_is_f32(in[0])) return false;
+    for (size_t j = 1; j < node->n_outputs; j++)
+        if (out[j]) return false; /* Indices, Mask, Mean ... are not produced by the steps */
+    bool ok = e->describe ? e->describe(node, in, out[0], d) : aot_describe_batchnorm(node, in, out[0], arena, d);
+    for (uint32_t i = 0; ok && i < d->n_inputs; i++)
+        if (d->in[i].kind == AOT_OPERAND_WEIGHT && !aot_is_f32(&d->in[i].t)) ok = false;
+    return ok;
+}
+
+kiln_cpu_act *aot_step_act(aot_step_desc *d)
+{
+    switch (d->op) {
+    case KILN_CPU_OP_GEMM: return &d->params.gemm.act;
+    case KILN_CPU_OP_CONV2D: return &d->params.conv.act;
+    case KILN_CPU_OP_BINARY: return &d->params.binary.act;
+    case KILN_CPU_OP_CHANNEL_AFFINE: return &d->params.affine.act;
+    default: return NULL;
+    }
+}
+
+bool kiln_cpu_aot_supports(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *const *out)
+{
+    aot_step_desc d;
+    return in && out && aot_describe(node, in, out, NULL, &d);
+}

@@ -1,0 +1,112 @@
+/* aot_ops.h — what one ONNX node lowers to: a step description (lowered op, parameter block and
+ * operands), computed from the node's attributes and static shapes alone.
+ *
+ * Layer: backends/cpu/aot (internal). Depends on core, kernels/portable (attribute and window
+ * helpers) and cpu_ops.h. kiln_cpu_aot_supports() is "describe succeeds", and the lowering
+ * (aot_lower.c) starts from the same description, so what the partitioner accepts and what the
+ * compiler lowers cannot drift apart.
+ *
+ * Every node lowers to exactly one step with one output (the node's output 0); nodes whose other
+ * outputs are used are refused. Operands are either a value of the graph (an activation: the
+ * node input it comes from) or a weight: constant f32 bytes with a logical shape and the form
+ * they are stored in (as they are, or packed for the target's GEMM tile). Weights never alias
+ * anything the step writes.
+ */
+#ifndef KILN_BACKENDS_CPU_AOT_AOT_OPS_H
+#define KILN_BACKENDS_CPU_AOT_AOT_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backends/cpu/cpu_ops.h"
+#include "core/arena.h"
+#include "kernels/portable/kernel.h"
+
+#define AOT_MAX_STEP_INPUTS 3
+
+typedef enum aot_weight_form {
+    AOT_FORM_RAW = 0,       /* the bytes as they are (bias, scale, depthwise filters, operands) */
+    AOT_FORM_PACK_B = 1,    /* kiln_cpu_pack_b(data, k, n, trans, NR): GEMM B panels */
+    AOT_FORM_PACK_A = 2,    /* groups x kiln_cpu_pack_a(data + g * rows * k, rows, k, 0, MR), back to
+                               back: convolution filters, one panel set per group */
+} aot_weight_form;
+
+typedef enum aot_operand_kind {
+    AOT_OPERAND_ABSENT = 0,
+    AOT_OPERAND_VALUE = 1,  /* a non-constant value: node input `input` */
+    AOT_OPERAND_WEIGHT = 2, /* constant bytes, see below */
+} aot_operand_kind;
+
+typedef struct aot_operand {
+    aot_operand_kind kind;
+    int input;              /* VALUE: the node input slot it comes from */
+    int32_t value;          /* VALUE: the graph value read, filled in by the lowering */
+    /* WEIGHT: t.data holds the f32 source (the model's constant, or data the lowering computed in
+       its arena), t.shape the logical (unpacked) shape the binary records */
+    kiln_tensor t;
+    aot_weight_form form;
+    int64_t rows, k, n, groups;  /* PACK_B: k x n (n x k when trans); PACK_A: groups x rows x k */
+    bool trans;
+} aot_operand;
+
+typedef union aot_params {
+    kiln_cpu_gemm_params gemm;
+    kiln_cpu_conv_params conv;
+    kiln_cpu_pool_params pool;
+    kiln_cpu_unary_params unary;
+    kiln_cpu_binary_params binary;
+    kiln_cpu_softmax_params softmax;
+    kiln_cpu_layernorm_params layernorm;
+    kiln_cpu_affine_params affine;
+    kiln_cpu_copy_params copy;
+    kiln_cpu_transpose_params transpose;
+    uint8_t bytes[KILN_CPU_PARAMS_SIZE];
+} aot_params;
+
+typedef struct aot_step_desc {
+    uint32_t op;            /* kiln_cpu_op */
+    uint32_t n_inputs;      /* step input slots, absent optional ones included */
+    aot_operand in[AOT_MAX_STEP_INPUTS];
+    aot_params params;      /* zero-filled beyond the op's struct */
+} aot_step_desc;
+
+/* Describe node with inputs in (data set exactly for constants) and outputs out (NULL where
+ * unused). arena receives data the description computes (BatchNormalization's scale and shift);
+ * when arena is NULL only the decision is made and such data is left NULL. false when the
+ * backend does not implement this node exactly. */
+bool aot_describe(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *const *out,
+                  kiln_arena *arena, aot_step_desc *d);
+
+/* The activation slot of a step's parameters (GEMM, CONV, BINARY, CHANNEL_AFFINE), or NULL for
+ * ops without an epilogue. */
+kiln_cpu_act *aot_step_act(aot_step_desc *d);
+
+/* ---- per family (aot_ops_*.c); each gets a node the dispatcher already checked: output 0 used,
+ * f32, non-empty, every other output unused, input 0 present and f32. ---- */
+bool aot_describe_gemm(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
+bool aot_describe_matmul(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
+bool aot_describe_conv(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
+bool aot_describe_unary(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
+bool aot_describe_binary(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
+bool aot_describe_pool(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
+bool aot_describe_softmax(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
+bool aot_describe_layernorm(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
+                            aot_step_desc *d);
+bool aot_describe_batchnorm(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
+                            kiln_arena *arena, aot_step_desc *d);
+bool aot_describe_copy(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
+bool aot_describe_transpose(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
+                            aot_step_desc *d);
+
+/* ---- shared helpers (aot_ops.c) ---- */
+/* Input i of node, NULL when absent or beyond n_inputs. */
+const kiln_tensor *aot_input(const kiln_node *node, const kiln_tensor *const *in, size_t i);
+/* Non-empty f32 tensor of at most KILN_CPU_MAX_RANK dims. */
+bool aot_is_f32(const kiln_tensor *t);
+/* The operand for node input i: a RAW weight when it is constant, else a VALUE. */
+aot_operand aot_operand_of(const kiln_node *node, const kiln_tensor *const *in, size_t i);
+/* A RAW weight over data with t's shape. */
+aot_operand aot_weight_raw(const kiln_tensor *t);
+int64_t aot_numel(const kiln_tensor *t);
+
+#endif

@@ -1,0 +1,178 @@
+/* aot_ops_linear.c — Gemm, MatMul and Conv as GEMM / CONV2D steps.
+ *
+ * Layer: backends/cpu/aot (internal, see aot_ops.h). Constant right-hand matrices are packed for
+ * the target's register tile (PACK_B), convolution filters per group (PACK_A), so the kernels
+ * stream them without reshuffling at run time. MatMul's batch dims map onto one batch loop with
+ * a stride per operand; a broadcast that cannot be written that way (A over some batch dims, B
+ * over others) stays portable.
+ */
+#include "backends/cpu/aot/aot_ops.h"
+#include "kernels/portable/conv_geom.h"
+
+/* ---- Gemm ---------------------------------------------------------------------------------- */
+
+/* How bias C (rank <= 2, unidirectionally broadcast to M x N) is read. */
+static uint8_t bias_kind_of(const kiln_tensor *c)
+{
+    int64_t rows = c->rank == 2 ? c->shape[0] : 1;
+    int64_t cols = c->rank >= 1 ? c->shape[c->rank - 1] : 1;
+    if (rows == 1 && cols == 1) return KILN_CPU_BIAS_SCALAR;
+    if (rows == 1) return KILN_CPU_BIAS_PER_COL;
+    if (cols == 1) return KILN_CPU_BIAS_PER_ROW;
+    return KILN_CPU_BIAS_FULL;
+}
+
+/* B as a weight packed into NR-column panels: recorded with the logical shape of op(B), K x N. */
+static aot_operand packed_b(const kiln_tensor *b, int64_t k, int64_t n, bool trans)
+{
+    aot_operand o = aot_weight_raw(b);
+    o.form = AOT_FORM_PACK_B;
+    o.k = k;
+    o.n = n;
+    o.trans = trans;
+    o.t.rank = 2;
+    o.t.shape[0] = k;
+    o.t.shape[1] = n;
+    return o;
+}
+
+bool aot_describe_gemm(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d)
+{
+    const kiln_tensor *a = in[0], *b = aot_input(node, in, 1), *c = aot_input(node, in, 2);
+    if (!aot_is_f32(b) || a->rank != 2 || b->rank != 2) return false;
+    bool trans_a = kiln_node_attr_int(node, "transA", 0) != 0, trans_b = kiln_node_attr_int(node, "transB", 0) != 0;
+    int64_t m = trans_a ? a->shape[1] : a->shape[0], k = trans_a ? a->shape[0] : a->shape[1];
+    int64_t kb = trans_b ? b->shape[1] : b->shape[0], n = trans_b ? b->shape[0] : b->shape[1];
+    if (kb != k || y->rank != 2 || y->shape[0] != m || y->shape[1] != n) return false;
+    float beta = kiln_node_attr_float(node, "beta", 1.0f);
+    kiln_cpu_gemm_params *p = &d->params.gemm;
+    d->op = KILN_CPU_OP_GEMM;
+    d->n_inputs = 3;
+    p->M = m, p->N = n, p->K = k, p->batch = 1;
+    p->lda = trans_a ? m : k;
+    p->ldy = n;
+    p->alpha = kiln_node_attr_float(node, "alpha", 1.0f);
+    p->trans_a = trans_a;
+    d->in[0] = aot_operand_of(node, in, 0);
+    if (b->data) {
+        d->in[1] = packed_b(b, k, n, trans_b);
+        p->b_packed = 1;
+        p->ldb = n;
+    } else {
+        d->in[1] = aot_operand_of(node, in, 1);
+        p->trans_b = trans_b;
+        p->ldb = trans_b ? k : n;
+    }
+    d->in[2] = (aot_operand){.kind = AOT_OPERAND_ABSENT, .input = -1};
+    if (c && beta != 0.0f) {
+        if (!aot_is_f32(c) || c->rank > 2) return false;
+        p->bias_kind = bias_kind_of(c);
+        p->beta = beta;
+        d->in[2] = aot_operand_of(node, in, 2);
+    }
+    return true;
+}
+
+/* ---- MatMul (numpy semantics) ---------------------------------------------------------------- */
+
+/* Product of t's batch dims (all but the last two; none for rank <= 2). */
+static int64_t batch_count(const kiln_tensor *t)
+{
+    int64_t n = 1;
+    for (uint32_t d = 0; d + 2 < t->rank; d++) n *= t->shape[d];
+    return n;
+}
+
+/* The element stride between consecutive batch entries of an operand holding `count` of the
+ * output's `total` entries: dense (every entry) or broadcast (one shared); -1 when neither.
+ * Shapes were broadcast-checked by inference, so a count equal to the total means the operand's
+ * batch dims are the output's, in the same order. */
+static int64_t batch_stride(int64_t count, int64_t total, int64_t matrix_size)
+{
+    if (total == 1 || count == 1) return 0;
+    return count == total ? matrix_size : -1;
+}
+
+bool aot_describe_matmul(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d)
+{
+    const kiln_tensor *a = in[0], *b = aot_input(node, in, 1);
+    if (!aot_is_f32(b) || a->rank < 1 || b->rank < 1) return false;
+    int64_t m = a->rank == 1 ? 1 : a->shape[a->rank - 2], k = a->shape[a->rank - 1];
+    int64_t kb = b->rank == 1 ? b->shape[0] : b->shape[b->rank - 2], n = b->rank == 1 ? 1 : b->shape[b->rank - 1];
+    if (kb != k) return false;
+    int64_t total = aot_numel(y) / (m * n);
+    int64_t a_stride = batch_stride(batch_count(a), total, m * k);
+    int64_t b_stride = batch_stride(batch_count(b), total, k * n);
+    if (a_stride < 0 || b_stride < 0 || total * m * n != aot_numel(y)) return false;
+    kiln_cpu_gemm_params *p = &d->params.gemm;
+    d->op = KILN_CPU_OP_GEMM;
+    d->n_inputs = 3;
+    p->M = m, p->N = n, p->K = k, p->batch = total;
+    p->lda = k, p->ldb = n, p->ldy = n;
+    p->a_batch_stride = a_stride, p->b_batch_stride = b_stride, p->y_batch_stride = total > 1 ? m * n : 0;
+    p->alpha = 1.0f;
+    p->beta = 1.0f;
+    if (b_stride == 0 && (a_stride != 0 || total == 1)) {
+        /* B shared and A dense over the batch: one (batch * M) x K by K x N product. */
+        p->M = total * m;
+        p->batch = 1;
+        p->a_batch_stride = p->y_batch_stride = 0;
+    }
+    d->in[0] = aot_operand_of(node, in, 0);
+    d->in[1] = b->data && b_stride == 0 ? packed_b(b, k, n, false) : aot_operand_of(node, in, 1);
+    p->b_packed = d->in[1].form == AOT_FORM_PACK_B;
+    d->in[2] = (aot_operand){.kind = AOT_OPERAND_ABSENT, .input = -1};
+    return true;
+}
+
+/* ---- Conv (1-D and 2-D, NCHW) ------------------------------------------------------------------ */
+
+/* A 1-D convolution is the 2-D one over a single row: H = 1, KH = 1, no vertical stride, pad or
+   dilation. The window geometry (conv_geom.h) already works that way: the model's spatial dims
+   are the last ones of its three, the leading ones unit. */
+bool aot_describe_conv(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d)
+{
+    const kiln_tensor *x = in[0], *w = aot_input(node, in, 1), *bias = aot_input(node, in, 2);
+    int n_spatial = (int)x->rank - 2;
+    if (n_spatial < 1 || n_spatial > 2 || !aot_is_f32(w) || w->rank != x->rank || !w->data || y->rank != x->rank)
+        return false;
+    if (bias && (!aot_is_f32(bias) || !bias->data || aot_numel(bias) != w->shape[0])) return false;
+    int64_t group = kiln_node_attr_int(node, "group", 1);
+    int64_t c = x->shape[1], m = w->shape[0];
+    if (group < 1 || c % group != 0 || m % group != 0 || w->shape[1] != c / group) return false;
+    int64_t kernel[2];
+    kiln_window win;
+    if (kiln_window_kernel_shape(node, n_spatial, &w->shape[2], kernel) != KILN_OK) return false;
+    for (int i = 0; i < n_spatial; i++)
+        if (kernel[i] != w->shape[2 + i]) return false;
+    if (kiln_window_read_attrs(node, n_spatial, &x->shape[2], kernel, &win) != KILN_OK) return false;
+    if (kiln_window_forward_shape(&win, false) != KILN_OK) return false;
+    if (y->shape[0] != x->shape[0] || y->shape[1] != m) return false;
+    for (int i = 0; i < n_spatial; i++)
+        if (y->shape[2 + i] != win.out[3 - n_spatial + i]) return false;
+    kiln_cpu_conv_params *p = &d->params.conv;
+    d->op = KILN_CPU_OP_CONV2D;
+    d->n_inputs = 3;
+    p->N = x->shape[0], p->C = c, p->H = win.in[1], p->W = win.in[2];
+    p->M = m, p->OH = win.out[1], p->OW = win.out[2], p->KH = win.kernel[1], p->KW = win.kernel[2];
+    p->stride_h = win.stride[1], p->stride_w = win.stride[2];
+    p->pad_top = win.pad_begin[1], p->pad_left = win.pad_begin[2];
+    p->dil_h = win.dilation[1], p->dil_w = win.dilation[2];
+    p->group = group;
+    p->depthwise = group == c && c == m;
+    d->in[0] = aot_operand_of(node, in, 0);
+    d->in[1] = aot_weight_raw(w);
+    if (p->depthwise) {
+        d->in[1].t.rank = 3; /* [C, KH, KW]: the same bytes without the unit dim */
+        d->in[1].t.shape[1] = p->KH;
+        d->in[1].t.shape[2] = p->KW;
+    } else {
+        d->in[1].form = AOT_FORM_PACK_A;
+        d->in[1].groups = group;
+        d->in[1].rows = m / group;
+        d->in[1].k = (c / group) * p->KH * p->KW;
+    }
+    d->in[2] = bias ? aot_weight_raw(bias) : (aot_operand){.kind = AOT_OPERAND_ABSENT, .input = -1};
+    p->has_bias = bias != NULL;
+    return true;
+}

@@ -1,0 +1,78 @@
+/* aot_plan.c — placing a lowered graph's intermediates in its scratch buffer.
+ *
+ * Layer: backends/cpu/aot (internal). Buffers are placed largest first (ties: earlier first
+ * write) at the lowest 64-aligned offset that overlaps no placed buffer alive at the same time;
+ * lifetimes are the closed step ranges [first write, last read], so a step's output never shares
+ * bytes with its own inputs. The per-step workspace comes after all of them (aot_target.c):
+ *
+ *   0                              intermediates_size        workspace_offset + workspace
+ *   | t0 | t2 (reuses t0's bytes later) | t1 ... |  workspace (max over steps, per target) |
+ */
+#define _GNU_SOURCE /* qsort_r */
+#include <stdlib.h>
+
+#include "backends/cpu/aot/aot_lower.h"
+#include "core/check.h"
+
+typedef struct placed {
+    uint64_t offset, size;
+    int32_t first, last;
+} placed;
+
+static int by_size_desc(const void *pa, const void *pb, void *ctx)
+{
+    const aot_buffer *buffers = ctx;
+    int32_t ia = *(const int32_t *)pa, ib = *(const int32_t *)pb;
+    const aot_buffer *a = &buffers[ia], *b = &buffers[ib];
+    if (a->size != b->size) return a->size > b->size ? -1 : 1;
+    if (a->first != b->first) return a->first < b->first ? -1 : 1;
+    return ia - ib;
+}
+
+/* Lowest offset for b among done[] (kept sorted by offset). */
+static bool place(const placed *done, size_t n_done, const aot_buffer *b, uint64_t *offset)
+{
+    uint64_t at = 0;
+    for (size_t i = 0; i < n_done; i++) {
+        const placed *p = &done[i];
+        if (p->last < b->first || b->last < p->first) continue;
+        uint64_t end;
+        if (!kiln_add_u64(at, b->size, &end)) return false;
+        if (p->offset + p->size <= at || end <= p->offset) continue;
+        at = p->offset + p->size;
+        if (at > UINT64_MAX - 64) return false;
+        at = (at + 63) & ~(uint64_t)63;
+    }
+    *offset = at;
+    return true;
+}
+
+kiln_status aot_plan_scratch(aot_graph *g, kiln_arena *arena)
+{
+    size_t n = g->n_buffers;
+    g->intermediates_size = 0;
+    if (n == 0) return KILN_OK;
+    int32_t *order = KILN_ARENA_ARRAY(arena, int32_t, n);
+    placed *done = KILN_ARENA_ARRAY(arena, placed, n);
+    KILN_CHECK(order && done, KILN_ERROR_OUT_OF_MEMORY);
+    for (size_t i = 0; i < n; i++) order[i] = (int32_t)i;
+    qsort_r(order, n, sizeof *order, by_size_desc, g->buffers);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        aot_buffer *b = &g->buffers[order[i]];
+        KILN_CHECK(place(done, i, b, &b->offset), KILN_ERROR_LIMIT);
+        uint64_t end;
+        KILN_CHECK(kiln_add_u64(b->offset, b->size, &end), KILN_ERROR_LIMIT);
+        if (end > total) total = end;
+        placed p = {b->offset, b->size, b->first, b->last};
+        size_t at = i;
+        while (at > 0 && done[at - 1].offset > p.offset) {
+            done[at] = done[at - 1];
+            at--;
+        }
+        done[at] = p;
+    }
+    KILN_CHECK(total <= UINT64_MAX - 64, KILN_ERROR_LIMIT);
+    g->intermediates_size = (total + 63) & ~(uint64_t)63;
+    return KILN_OK;
+}

@@ -1,0 +1,90 @@
+/* f32-gemm-6x16-avx2.c — the AVX2 + FMA f32 GEMM microkernel, 6 rows x 16 columns
+ * (kiln_cpu_gemm_ukernel contract, kernel_kit.h).
+ *
+ * Layer: backends/cpu/kernels/avx2. 12 ymm accumulators (6 rows x 2 vectors of 8), two B
+ * loads and six A broadcasts per k: 12 FMAs for 8 loads, in 15 of the 16 ymm registers. A
+ * partial tile (m < 6 or n < 16) is finished in a 6x16 stack tile: the part of C it covers is
+ * copied in, the same vector epilogue runs there, and the part is copied back, so the
+ * arithmetic stays vectorised and C is never touched outside m x n. (vmaskmovps would do the
+ * same without the copies, but its store form is microcoded on AMD cores.)
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "backends/cpu/kernels/avx2/kernels-avx2.h"
+
+#define MR KILN_CPU_AVX2_MR
+#define NR KILN_CPU_AVX2_NR
+
+/* The epilogue of kernel_kit.h on a full MR x NR tile at c (row stride ldc); col_bias has NR
+   readable floats when set. */
+static inline void tile_epilogue(const __m256 *lo, const __m256 *hi, float *c, size_t ldc,
+                                 const kiln_cpu_gemm_tile *tile, const float *col_bias)
+{
+    const __m256 alpha = _mm256_set1_ps(tile->alpha), beta = _mm256_set1_ps(tile->beta), zero = _mm256_setzero_ps();
+    __m256 add0 = _mm256_set1_ps(tile->scalar), add1 = add0;
+    if (!tile->accumulate && col_bias) {
+        add0 = _mm256_fmadd_ps(beta, _mm256_loadu_ps(col_bias), add0);
+        add1 = _mm256_fmadd_ps(beta, _mm256_loadu_ps(col_bias + 8), add1);
+    }
+    for (int i = 0; i < MR; i++) {
+        float *row = c + (size_t)i * ldc;
+        __m256 v0, v1;
+        if (tile->accumulate) {
+            v0 = _mm256_loadu_ps(row);
+            v1 = _mm256_loadu_ps(row + 8);
+        } else if (tile->row_bias) {
+            __m256 rb = _mm256_mul_ps(beta, _mm256_set1_ps(tile->row_bias[i]));
+            v0 = _mm256_add_ps(add0, rb);
+            v1 = _mm256_add_ps(add1, rb);
+        } else {
+            v0 = add0;
+            v1 = add1;
+        }
+        v0 = _mm256_fmadd_ps(alpha, lo[i], v0);
+        v1 = _mm256_fmadd_ps(alpha, hi[i], v1);
+        if (tile->relu) {
+            v0 = _mm256_max_ps(v0, zero);
+            v1 = _mm256_max_ps(v1, zero);
+        }
+        _mm256_storeu_ps(row, v0);
+        _mm256_storeu_ps(row + 8, v1);
+    }
+}
+
+void kiln_cpu_f32_gemm_ukernel_6x16__avx2(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
+                                          size_t n, const kiln_cpu_gemm_tile *tile)
+{
+    /* Named accumulators: GCC keeps arrays of vectors in memory inside this loop. */
+    __m256 l0 = _mm256_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
+           l5 = l0, h5 = l0;
+    if (tile->accumulate)
+        for (size_t i = 0; i < m; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+    for (size_t k = 0; k < kc; k++, a += MR, b += NR) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), ai;
+#define ROW(i)                                                                                   \
+    ai = _mm256_broadcast_ss(a + i);                                                             \
+    l##i = _mm256_fmadd_ps(ai, b0, l##i);                                                        \
+    h##i = _mm256_fmadd_ps(ai, b1, h##i);
+        ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5)
+#undef ROW
+    }
+    const __m256 out_lo[MR] = {l0, l1, l2, l3, l4, l5}, out_hi[MR] = {h0, h1, h2, h3, h4, h5};
+    if (m == MR && n == NR) {
+        tile_epilogue(out_lo, out_hi, c, ldc, tile, tile->col_bias);
+        return;
+    }
+    /* Partial tile: the same epilogue on a padded copy. A row bias is only read for rows < m. */
+    float pad[MR * NR] = {0}, bias_pad[NR] = {0};
+    kiln_cpu_gemm_tile t = *tile;
+    float row_bias[MR] = {0};
+    if (t.row_bias) {
+        memcpy(row_bias, t.row_bias, m * sizeof(float));
+        t.row_bias = row_bias;
+    }
+    if (t.col_bias) memcpy(bias_pad, t.col_bias, n * sizeof(float));
+    if (t.accumulate)
+        for (size_t i = 0; i < m; i++) memcpy(pad + i * NR, c + i * ldc, n * sizeof(float));
+    tile_epilogue(out_lo, out_hi, pad, NR, &t, t.col_bias ? bias_pad : NULL);
+    for (size_t i = 0; i < m; i++) memcpy(c + i * ldc, pad + i * NR, n * sizeof(float));
+}

@@ -1,0 +1,28 @@
+/* kernels-avx2.h — the AVX2 + FMA kernels of the avx2 table (kernels-avx2.c).
+ *
+ * Layer: backends/cpu/kernels/avx2. Everything here executes AVX2 + FMA instructions: call it
+ * only through the avx2 table, which the runtime selects only on CPUs with the x86-64-v3
+ * features.
+ */
+#ifndef KILN_BACKENDS_CPU_KERNELS_AVX2_KERNELS_AVX2_H
+#define KILN_BACKENDS_CPU_KERNELS_AVX2_KERNELS_AVX2_H
+
+#include "backends/cpu/kernels/kernel_kit.h"
+
+#define KILN_CPU_AVX2_MR 6
+#define KILN_CPU_AVX2_NR 16
+
+void kiln_cpu_f32_gemm_ukernel_6x16__avx2(size_t kc, const float *a, const float *b, float *c, size_t ldc,
+                                             size_t m, size_t n, const kiln_cpu_gemm_tile *tile);
+void kiln_cpu_f32_vact__avx2(const kiln_cpu_act *act, const float *x, float *y, size_t n);
+void kiln_cpu_f32_vbinary__avx2(uint32_t kind, const float *a, int64_t sa, const float *b, int64_t sb, float *y,
+                                  size_t n);
+void kiln_cpu_f32_vscaleshift__avx2(const float *x, float scale, float shift, float *y, size_t n);
+void kiln_cpu_f32_dwconv2d__avx2(const kiln_cpu_conv_params *p, const float *x, const float *w, float bias,
+                                   float *y);
+kiln_status kiln_cpu_f32_softmax__avx2(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                         kiln_cpu_exec *exec);
+kiln_status kiln_cpu_f32_layernorm__avx2(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                           kiln_cpu_exec *exec);
+
+#endif

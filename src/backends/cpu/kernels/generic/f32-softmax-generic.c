@@ -1,0 +1,43 @@
+/* f32-softmax-generic.c — the SOFTMAX step in plain C.
+ *
+ * Layer: backends/cpu/kernels/generic. As the portable kernel (softmax.c): the row maximum
+ * (NaN never wins it) is subtracted before exp, and the sum is kept in double. Each lane is
+ * walked at its stride and every element read before it is written, so x == y is allowed.
+ */
+#include <math.h>
+
+#include "backends/cpu/kernels/generic/kernels-generic.h"
+
+/* One softmax lane: n elements at stride s. */
+static void softmax_lane(const float *x, float *y, int64_t n, int64_t s, bool log_softmax)
+{
+    float m = -INFINITY;
+    for (int64_t j = 0; j < n; j++) m = x[j * s] > m ? x[j * s] : m;
+    double sum = 0.0;
+    if (log_softmax) {
+        for (int64_t j = 0; j < n; j++) sum += expf(x[j * s] - m);
+        float log_sum = (float)log(sum);
+        for (int64_t j = 0; j < n; j++) y[j * s] = x[j * s] - m - log_sum;
+        return;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        float e = expf(x[j * s] - m);
+        y[j * s] = e;
+        sum += e;
+    }
+    for (int64_t j = 0; j < n; j++) y[j * s] = (float)(y[j * s] / sum);
+}
+
+kiln_status kiln_cpu_f32_softmax__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                          kiln_cpu_exec *exec)
+{
+    const kiln_cpu_softmax_params *p = params;
+    const float *x = in[0]->data;
+    float *y = out[0]->data;
+    for (int64_t o = 0; o < p->outer; o++)
+        for (int64_t i = 0; i < p->inner; i++) {
+            int64_t base = o * p->n * p->inner + i;
+            softmax_lane(x + base, y + base, p->n, p->inner, p->log != 0);
+        }
+    return KILN_OK;
+}

@@ -1,0 +1,147 @@
+/* kernel_kit.h — what the shared op drivers need from one ISA, and the drivers themselves.
+ *
+ * Layer: backends/cpu/kernels (internal to kernels/; not for aot/ or rt/). The loop nests that
+ * do not depend on the ISA — GEMM blocking and packing, im2col, broadcast iteration — live once
+ * in the kernels/ directory itself (compiled with the generic flags); each ISA directory
+ * supplies a kit of microkernels compiled with its own flags and a table whose step functions
+ * pass that kit to the drivers. A driver only calls the kit it is given, so a generic-compiled driver running an
+ * avx512 kit still executes avx512 instructions only on CPUs the runtime checked.
+ *
+ * Every driver assumes its params were accepted by kiln_cpu_step_validate against the very
+ * tensors it gets; it checks only what validation cannot know (the workspace it was handed).
+ */
+#ifndef KILN_BACKENDS_CPU_KERNELS_KERNEL_KIT_H
+#define KILN_BACKENDS_CPU_KERNELS_KERNEL_KIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/cpu/kernels/cpu_kernels.h"
+
+/* y[i] = act(x[i]) for i < n; x == y is allowed (in place), other overlap is not. */
+typedef void (*kiln_cpu_act_fn)(const kiln_cpu_act *act, const float *x, float *y, size_t n);
+
+/* What a GEMM microkernel does after its K loop, for one MR x NR tile of C:
+ *   c = alpha * acc + (accumulate ? c : scalar + beta * (row_bias[i] + col_bias[j]))
+ * then c = max(c, 0) (NaN -> 0, as Relu) when relu is set. Absent biases count as zero. */
+typedef struct kiln_cpu_gemm_tile {
+    float alpha, beta, scalar;
+    uint32_t accumulate, relu;
+    const float *row_bias;      /* (m) bias of the tile's rows, or NULL */
+    const float *col_bias;      /* (n) bias of the tile's columns, or NULL */
+} kiln_cpu_gemm_tile;
+
+/* C (m x n, row stride ldc; m <= MR, n <= NR) from a (kc x MR panel: a[k * MR + i]) and
+ * b (kc x NR panel: b[k * NR + j]); only the m x n part of C is read or written. kc >= 1. */
+typedef void (*kiln_cpu_gemm_ukernel)(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
+                                      size_t n, const kiln_cpu_gemm_tile *tile);
+
+/* y[i * sy] = a[i * sa] op b[i * sb] for i < n (op: kiln_cpu_binary_kind); sy is 1. */
+typedef void (*kiln_cpu_binary_fn)(uint32_t kind, const float *a, int64_t sa, const float *b, int64_t sb, float *y,
+                                   size_t n);
+
+/* y[i] = x[i] * scale + shift for i < n (in place allowed). */
+typedef void (*kiln_cpu_scale_shift_fn)(const float *x, float scale, float shift, float *y, size_t n);
+
+/* One (image, channel) plane of a depthwise convolution: y (OH x OW) from x (H x W), the
+ * plane's KH x KW filter w and bias (no activation; the caller applies it). */
+typedef void (*kiln_cpu_dwconv_fn)(const kiln_cpu_conv_params *p, const float *x, const float *w, float bias,
+                                   float *y);
+
+typedef struct kiln_cpu_kit {
+    uint32_t mr, nr;                /* GEMM register tile = packing layout of weights */
+    kiln_cpu_gemm_ukernel gemm;
+    kiln_cpu_act_fn act;
+    kiln_cpu_binary_fn binary;
+    kiln_cpu_scale_shift_fn scale_shift;
+    kiln_cpu_dwconv_fn dwconv;
+} kiln_cpu_kit;
+
+/* ---- GEMM driver (f32-gemm-driver.c) ------------------------------------------------------
+ * Blocking (BLIS order): N in blocks of nc, K in blocks of kc, M in blocks of mc; the kc x nr
+ * micro-panel of B stays in L1 while the MR panels of an mc x kc block of A stream from L2.
+ * kc depends on NR only (kc = 8192 / NR, at most 512), so the summation order — hence every result
+ * bit — is fixed by the kernel table alone; mc comes from the workspace the caller was given
+ * (sized from L2), and changes no result bit. */
+
+/* An operand: a strided view (element (r, c) at data[r * rs + c * cs]) or, when packed, panels
+ * of the full K as kiln_cpu_pack_a / kiln_cpu_pack_b lay them out. */
+typedef struct kiln_cpu_operand {
+    const float *data;
+    int64_t rs, cs;
+    bool packed;
+} kiln_cpu_operand;
+
+typedef struct kiln_cpu_epilogue {
+    float alpha, beta;
+    uint32_t bias_kind;             /* kiln_cpu_bias_kind */
+    const float *bias;              /* FULL: (M x N) row-major */
+    kiln_cpu_act act;
+} kiln_cpu_epilogue;
+
+typedef struct kiln_cpu_gemm_plan {
+    int64_t kc, mc, nc;
+    size_t a_bytes, b_bytes;        /* packing buffers: B (64-aligned size) first, then A */
+} kiln_cpu_gemm_plan;
+
+int64_t kiln_cpu_gemm_kc(uint32_t nr);
+/* The plan for an M x N x K product whose A/B are packed or not, given l2 (workspace sizing) —
+ * and its size in bytes, 64-byte aligned parts. */
+size_t kiln_cpu_gemm_workspace(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int64_t K, bool a_packed,
+                               bool b_packed, size_t l2);
+/* The plan that fits `budget` bytes; false when even one MR panel does not fit. */
+bool kiln_cpu_gemm_plan_fit(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int64_t K, bool a_packed, bool b_packed,
+                            size_t budget, kiln_cpu_gemm_plan *plan);
+
+/* Y (M x N, row stride ldy) = act(alpha * A . B + beta * bias). KILN_ERROR_INVALID_ARGUMENT when
+ * the workspace is too small for any plan. */
+kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int64_t K, kiln_cpu_operand a,
+                              kiln_cpu_operand b, float *y, int64_t ldy, const kiln_cpu_epilogue *e, void *workspace,
+                              size_t workspace_size);
+
+/* ---- conv driver (f32-conv2d-driver.c) ---------------------------------------------------- */
+
+/* Pointwise: 1x1 kernel, unit strides, no padding — the input planes are the GEMM's B. */
+bool kiln_cpu_conv_is_pointwise(const kiln_cpu_conv_params *p);
+size_t kiln_cpu_conv_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
+
+/* ---- step functions shared by every table, parameterised by the kit ------------------------ */
+kiln_status kiln_cpu_gemm_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
+                               kiln_tensor *const *out, kiln_cpu_exec *exec);
+kiln_status kiln_cpu_conv2d_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
+                                 kiln_tensor *const *out, kiln_cpu_exec *exec);
+kiln_status kiln_cpu_unary_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
+                                kiln_tensor *const *out, kiln_cpu_exec *exec);
+kiln_status kiln_cpu_binary_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
+                                 kiln_tensor *const *out, kiln_cpu_exec *exec);
+kiln_status kiln_cpu_affine_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
+                                 kiln_tensor *const *out, kiln_cpu_exec *exec);
+
+/* ISA-independent steps (generic/), shared by every table. */
+kiln_status kiln_cpu_f32_pool2d__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                         kiln_cpu_exec *exec);
+kiln_status kiln_cpu_x_copy__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                     kiln_cpu_exec *exec);
+kiln_status kiln_cpu_x_transpose__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                          kiln_cpu_exec *exec);
+
+/* True for activations that leave every value unchanged. */
+static inline bool kiln_cpu_act_is_identity(const kiln_cpu_act *act)
+{
+    return act->kind == KILN_CPU_ACT_NONE || act->kind == KILN_CPU_ACT_IDENTITY;
+}
+
+/* Taps [*lo, *hi) of a k-tap window starting at input position `start` with dilation d whose
+   positions start + t * d land in [0, in); empty (lo == hi) when none does. d >= 1. */
+static inline void kiln_cpu_window_taps(int64_t start, int64_t d, int64_t k, int64_t in, int64_t *lo, int64_t *hi)
+{
+    int64_t first = start >= 0 ? 0 : (-start + d - 1) / d;
+    int64_t room = in - 1 - start; /* the last tap t has t * d <= room */
+    int64_t last = room < 0 ? 0 : room / d + 1;
+    if (last > k) last = k;
+    *lo = first;
+    *hi = last < first ? first : last;
+}
+
+#endif

@@ -1,0 +1,53 @@
+/* f32-layernorm.h — TEMPLATE: the LAYERNORM step of an ISA, defining KILN_CPU_ISA(f32_layernorm);
+ * include after the ISA's vector layer.
+ *
+ * Layer: backends/cpu/kernels (template). As generic/f32-layernorm-generic.c: per row the mean,
+ * then the mean of squared deviations from it (two passes, population variance), epsilon added
+ * under the square root; the sums run in float lanes, 1 / sqrt in double. x == y is allowed.
+ */
+#include <math.h>
+
+/* Sum of a row in float lanes. */
+static float row_sum(const float *x, size_t n, float shift, bool square)
+{
+    const vf s = vf_set1(shift);
+    vf acc = vf_zero();
+    size_t i = 0;
+    for (; i + VF_WIDTH <= n; i += VF_WIDTH) {
+        vf d = vf_sub(vf_loadu(x + i), s);
+        acc = square ? vf_fmadd(d, d, acc) : vf_add(acc, d);
+    }
+    if (i < n) {
+        vf d = vf_select(vm_first_mask(n - i), vf_zero(), vf_sub(vf_load_part(x + i, n - i), s));
+        acc = square ? vf_fmadd(d, d, acc) : vf_add(acc, d);
+    }
+    return vf_reduce_add(acc);
+}
+
+kiln_status KILN_CPU_ISA(f32_layernorm)(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                        kiln_cpu_exec *exec)
+{
+    const kiln_cpu_layernorm_params *p = params;
+    const float *x = in[0]->data, *scale = in[1]->data, *bias = p->has_bias ? in[2]->data : NULL;
+    float *y = out[0]->data;
+    size_t n = (size_t)p->n;
+    for (int64_t r = 0; r < p->outer; r++) {
+        const float *xr = x + (size_t)r * n;
+        float *yr = y + (size_t)r * n;
+        /* Two passes as the reference: the mean, then squares of deviations from it. */
+        float mean = row_sum(xr, n, 0.0f, false) / (float)n;
+        float var = row_sum(xr, n, mean, true) / (float)n;
+        const vf vmean = vf_set1(mean), inv = vf_set1((float)(1.0 / sqrt((double)var + (double)p->epsilon)));
+        size_t i = 0;
+        for (; i + VF_WIDTH <= n; i += VF_WIDTH) {
+            vf v = vf_mul(vf_sub(vf_loadu(xr + i), vmean), inv), b = bias ? vf_loadu(bias + i) : vf_zero();
+            vf_storeu(yr + i, vf_fmadd(v, vf_loadu(scale + i), b));
+        }
+        if (i < n) {
+            size_t t = n - i;
+            vf v = vf_mul(vf_sub(vf_load_part(xr + i, t), vmean), inv), b = bias ? vf_load_part(bias + i, t) : vf_zero();
+            vf_store_part(yr + i, vf_fmadd(v, vf_load_part(scale + i, t), b), t);
+        }
+    }
+    return KILN_OK;
+}

@@ -1,0 +1,74 @@
+/* f32-vact.h — TEMPLATE: the activation rows (kiln_cpu_act_fn) of an ISA, defining
+ * KILN_CPU_ISA(f32_vact); include after the ISA's vector layer and f32-vmath.h.
+ *
+ * Layer: backends/cpu/kernels (template). One loop per kind so the kind is not re-decided per
+ * vector; the tail is one partial vector. Each expression follows the scalar definition in
+ * generic/f32-vact-generic.c, NaN handling included: vf_max(x, 0) maps NaN to 0 like Relu,
+ * vf_max(lo, x) / vf_min(hi, x) pass it like Clip, and fmax/fminf-style clamps (hard sigmoid)
+ * put x first so that NaN becomes the bound, as fmaxf/fminf do.
+ */
+
+#define VACT_LOOP(EXPR)                                                                          \
+    do {                                                                                         \
+        size_t i = 0;                                                                            \
+        for (; i + VF_WIDTH <= n; i += VF_WIDTH) {                                               \
+            vf x = vf_loadu(in + i);                                                             \
+            vf_storeu(out + i, (EXPR));                                                          \
+        }                                                                                        \
+        if (i < n) {                                                                             \
+            vf x = vf_load_part(in + i, n - i);                                                  \
+            vf_store_part(out + i, (EXPR), n - i);                                               \
+        }                                                                                        \
+    } while (0)
+
+static inline vf vact_hard_sigmoid(vf x, vf alpha, vf beta)
+{
+    return vf_max(vf_min(vf_fmadd(alpha, x, beta), vf_set1(1.0f)), vf_zero());
+}
+
+static inline vf vact_gelu_tanh(vf x)
+{
+    vf inner = vf_mul(vf_set1(0.79788456080286535588f), vf_fmadd(vf_mul(vf_set1(0.044715f), vf_mul(x, x)), x, x));
+    return vf_mul(vf_mul(vf_set1(0.5f), x), vf_add(vf_set1(1.0f), vmath_tanh(inner)));
+}
+
+static inline vf vact_softplus(vf x)
+{
+    return vf_add(vf_max(x, vf_zero()), vmath_log1p_pos(vmath_exp(vf_neg(vf_abs(x)))));
+}
+
+void KILN_CPU_ISA(f32_vact)(const kiln_cpu_act *act, const float *in, float *out, size_t n)
+{
+    const vf zero = vf_zero(), one = vf_set1(1.0f), alpha = vf_set1(act->alpha), beta = vf_set1(act->beta);
+    switch (act->kind) {
+    case KILN_CPU_ACT_RELU: VACT_LOOP(vf_max(x, zero)); break;
+    case KILN_CPU_ACT_LEAKY_RELU: VACT_LOOP(vf_select(vm_lt(x, zero), x, vf_mul(alpha, x))); break;
+    case KILN_CPU_ACT_CLIP: VACT_LOOP(vf_min(beta, vf_max(alpha, x))); break;
+    case KILN_CPU_ACT_SIGMOID: VACT_LOOP(vmath_sigmoid(x)); break;
+    case KILN_CPU_ACT_TANH: VACT_LOOP(vmath_tanh(x)); break;
+    case KILN_CPU_ACT_HARD_SIGMOID: VACT_LOOP(vact_hard_sigmoid(x, alpha, beta)); break;
+    case KILN_CPU_ACT_HARD_SWISH:
+        VACT_LOOP(vf_mul(x, vact_hard_sigmoid(x, vf_set1(1.0f / 6.0f), vf_set1(0.5f))));
+        break;
+    case KILN_CPU_ACT_GELU_ERF:
+        VACT_LOOP(vf_mul(vf_mul(vf_set1(0.5f), x),
+                         vf_add(one, vmath_erf(vf_mul(x, vf_set1(0.70710678118654752440f))))));
+        break;
+    case KILN_CPU_ACT_GELU_TANH: VACT_LOOP(vact_gelu_tanh(x)); break;
+    case KILN_CPU_ACT_SILU: VACT_LOOP(vf_mul(x, vmath_sigmoid(x))); break;
+    case KILN_CPU_ACT_ELU: VACT_LOOP(vf_select(vm_lt(x, zero), x, vf_mul(alpha, vmath_expm1(x)))); break;
+    case KILN_CPU_ACT_EXP: VACT_LOOP(vmath_exp(x)); break;
+    case KILN_CPU_ACT_LOG: VACT_LOOP(vmath_log(x)); break;
+    case KILN_CPU_ACT_SQRT: VACT_LOOP(vf_sqrt(x)); break;
+    case KILN_CPU_ACT_NEG: VACT_LOOP(vf_neg(x)); break;
+    case KILN_CPU_ACT_ABS: VACT_LOOP(vf_abs(x)); break;
+    case KILN_CPU_ACT_ERF: VACT_LOOP(vmath_erf(x)); break;
+    case KILN_CPU_ACT_RECIPROCAL: VACT_LOOP(vf_div(one, x)); break;
+    case KILN_CPU_ACT_SOFTPLUS: VACT_LOOP(vact_softplus(x)); break;
+    default:
+        if (in != out) memmove(out, in, n * sizeof(float));
+        break;
+    }
+}
+
+#undef VACT_LOOP

@@ -1,0 +1,143 @@
+/* context.c — building and destroying contexts, stage by stage (see context.h).
+ *
+ * Layer: backends/cpu/rt. Each stage either completes or leaves the context in a state that
+ * kiln_cpu_context_destroy undoes exactly: pointers are NULL until their allocation succeeded,
+ * and group membership is recorded only once it is held.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/cpu/rt/context.h"
+#include "backends/cpu/rt/scratch_group.h"
+#include "backends/cpu/targets.h"
+#include "core/alloc.h"
+#include "core/check.h"
+
+kiln_status kiln_cpu_context_new(const kiln_cpu_key *key, kiln_cpu_context **out)
+{
+    *out = NULL;
+    kiln_cpu_context *c = KILN_NEW(key->allocator, kiln_cpu_context);
+    KILN_CHECK(c, KILN_ERROR_OUT_OF_MEMORY);
+    c->magic = KILN_CPU_CONTEXT_MAGIC;
+    c->id = kiln_cpu_rt_next_context_id();
+    c->signature = key->signature;
+    c->allocator = key->allocator;
+    c->payload = key->payload;
+    c->payload_size = key->payload_size;
+    c->group_id = key->group_id;
+    kiln_cpu_rt *rt = kiln_cpu_rt_lock();
+    rt->contexts_created++;
+    rt->live_contexts++;
+    kiln_cpu_rt_unlock(rt);
+    if (key->target) {
+        c->target = kiln_strdup(key->allocator, key->target);
+        if (!c->target) {
+            kiln_cpu_context_destroy(c);
+            return KILN_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    *out = c;
+    return KILN_OK;
+}
+
+#define REJECT(...) kiln_ctxbin_reject(message, message_size, __VA_ARGS__)
+
+/* The selected record's steps against this build's kernel table for its target. */
+static kiln_status check_kernels(const kiln_cpu_context *c, char *message, size_t message_size)
+{
+    const kiln_ctx_record *r = c->record;
+    const kiln_cpu_kernels *k = c->kernels;
+    const char *target = kiln_ctxbin_string(&c->bin, r->target);
+    if (r->gemm_mr != k->gemm_mr || r->gemm_nr != k->gemm_nr)
+        return REJECT("record '%s' was packed for a %ux%u register tile; this build's %s kernels use %ux%u", target,
+                      r->gemm_mr, r->gemm_nr, k->isa, k->gemm_mr, k->gemm_nr);
+    const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(&c->bin, r);
+    for (uint32_t i = 0; i < r->n_graphs; i++) {
+        const kiln_ctx_step *steps = kiln_ctxbin_steps(&c->bin, &graphs[i]);
+        for (uint32_t s = 0; s < graphs[i].n_steps; s++) {
+            const kiln_ctx_step *step = &steps[s];
+            if (!k->ops[step->op])
+                return REJECT("record '%s': this build's %s kernels have no %s", target, k->isa,
+                              kiln_ctxbin_op_name(step->op));
+            size_t need = kiln_cpu_workspace_size(k, step->op, step->params, (size_t)r->l1_size, (size_t)r->l2_size);
+            if (need > step->workspace_size)
+                return REJECT("record '%s' graph '%s': step %u needs %zu bytes of workspace, the binary reserves %llu",
+                              target, kiln_ctxbin_string(&c->bin, graphs[i].name), s, need,
+                              (unsigned long long)step->workspace_size);
+        }
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_cpu_context_load(kiln_cpu_context *c, char *message, size_t message_size)
+{
+    KILN_TRY(kiln_ctxbin_open(&c->bin, c->payload, c->payload_size, c->allocator, message, message_size));
+    KILN_TRY(kiln_cpu_select_record(&c->bin, c->target, &c->record, message, message_size));
+    const kiln_cpu_target *t = kiln_cpu_target_find(kiln_ctxbin_string(&c->bin, c->record->target));
+    if (KILN_NEVER(!t)) return KILN_ERROR_NO_RUNNABLE_TARGET;
+    c->kernels = t->kernels;
+    KILN_TRY(check_kernels(c, message, message_size));
+    uint64_t need = 0;
+    const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(&c->bin, c->record);
+    for (uint32_t i = 0; i < c->record->n_graphs; i++)
+        if (graphs[i].scratch_size > need) need = graphs[i].scratch_size;
+    uint64_t group = c->bin.header->group_scratch_size;
+    if (group && group < need)
+        return REJECT("scratch group size %llu is smaller than the graphs' need of %llu bytes", (unsigned long long)group,
+                      (unsigned long long)need);
+    c->group_size = need == 0 ? 0 : group ? group : need;
+    return KILN_OK;
+}
+
+kiln_status kiln_cpu_context_bind(kiln_cpu_context *c)
+{
+    uint32_t n = c->record->n_graphs;
+    c->graphs = kiln_alloc_zero(c->allocator, n * sizeof *c->graphs, _Alignof(kiln_cpu_graph));
+    KILN_CHECK(c->graphs, KILN_ERROR_OUT_OF_MEMORY);
+    const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(&c->bin, c->record);
+    for (uint32_t i = 0; i < n; i++) {
+        kiln_cpu_graph *g = &c->graphs[i];
+        g->fmt = &graphs[i];
+        g->steps = kiln_ctxbin_steps(&c->bin, g->fmt);
+        uint32_t n_tensors = g->fmt->n_tensors;
+        g->tensors = kiln_alloc_zero(c->allocator, (n_tensors ? n_tensors : 1) * sizeof(kiln_tensor), _Alignof(kiln_tensor));
+        KILN_CHECK(g->tensors, KILN_ERROR_OUT_OF_MEMORY);
+        const kiln_ctx_tensor *fmt = kiln_ctxbin_tensors(&c->bin, g->fmt);
+        for (uint32_t t = 0; t < n_tensors; t++) {
+            kiln_ctxbin_tensor_view(&fmt[t], &g->tensors[t]);
+            if (fmt[t].kind == KILN_CTX_TENSOR_WEIGHT) /* read in place: the payload is mapped read-only */
+                g->tensors[t].data = (void *)(kiln_ctxbin_block_data(&c->bin, fmt[t].block) + fmt[t].offset);
+        }
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_cpu_context_join_explicit(kiln_cpu_context *c)
+{
+    if (!c->group_id || !c->group_size) return KILN_OK;
+    return kiln_cpu_group_join_explicit(c->group_id, c->group_size, &c->group);
+}
+
+void kiln_cpu_context_destroy(kiln_cpu_context *c)
+{
+    if (!c) return;
+    const kiln_allocator *a = c->allocator;
+    if (c->group && c->group->is_explicit) kiln_cpu_group_leave_explicit(c->group);
+    else if (c->group && !c->owner) kiln_cpu_group_free(c->group); /* the owner's group, already unregistered */
+    for (uint32_t i = 0; c->graphs && i < c->record->n_graphs; i++) kiln_free(a, c->graphs[i].tensors);
+    kiln_free(a, c->graphs);
+    kiln_free(a, c->target);
+    c->magic = 0;
+    kiln_free(a, c);
+    kiln_cpu_rt *rt = kiln_cpu_rt_lock();
+    rt->contexts_destroyed++;
+    rt->live_contexts--;
+    kiln_cpu_rt_unlock(rt);
+}
+
+bool kiln_cpu_context_matches(const kiln_cpu_context *c, const kiln_cpu_key *key)
+{
+    bool same_target = c->target ? key->target && strcmp(c->target, key->target) == 0 : !key->target;
+    return c->signature == key->signature && c->allocator == key->allocator && c->payload == key->payload &&
+           c->payload_size == key->payload_size && c->group_id == key->group_id && same_target;
+}

@@ -1,0 +1,279 @@
+/* ctxbin_reader.c — validation of a context binary's header, tables, records, graphs and
+ * tensors (steps: ctxbin_steps.c). See ctxbin_reader.h for the contract.
+ *
+ * Layer: backends/cpu/rt. Every size computation goes through the overflow-safe helpers of
+ * core/check.h; nothing is dereferenced before the range holding it has been proved inside
+ * the binary. Records must agree with each other on the graphs they serve and on those graphs'
+ * inputs and outputs, because the program's delegate call has one fixed signature whichever
+ * record the runtime picks.
+ */
+#include "backends/cpu/rt/ctxbin_reader.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/cpu_features.h"
+
+#define MAX_RECORDS 64
+#define MAX_GRAPHS 1024
+#define MAX_SCRATCH ((uint64_t)1 << 46)
+#define MAX_TILE 64
+
+_Static_assert(sizeof(kiln_ctx_header) == KILN_CTX_HEADER_SIZE, "header layout");
+_Static_assert(sizeof(kiln_ctx_tensor) == 88, "tensor layout");
+_Static_assert(sizeof(kiln_ctx_step) == 304, "step layout");
+
+kiln_status kiln_ctxbin_reject(char *message, size_t message_size, const char *fmt, ...)
+{
+    if (message && message_size) {
+        int n = snprintf(message, message_size, "context binary: ");
+        va_list ap;
+        va_start(ap, fmt);
+        if (n >= 0 && (size_t)n < message_size) vsnprintf(message + n, message_size - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return KILN_ERROR_INCOMPATIBLE;
+}
+
+typedef struct reader {
+    kiln_ctxbin *bin;
+    const kiln_allocator *allocator;
+    char *message;
+    size_t message_size;
+} reader;
+
+#define REJECT(rd, ...) kiln_ctxbin_reject((rd)->message, (rd)->message_size, __VA_ARGS__)
+
+/* A table of count records of elem bytes at offset: aligned, after the header, inside the file. */
+static bool table_ok(const kiln_ctxbin *b, uint64_t offset, uint64_t count, uint64_t elem, uint64_t align)
+{
+    uint64_t bytes;
+    if (count == 0) return true;
+    return offset % align == 0 && offset >= KILN_CTX_HEADER_SIZE && kiln_mul_u64(count, elem, &bytes) &&
+           kiln_range_ok(offset, bytes, b->size);
+}
+
+/* The reader proved the last byte of the strings NUL, so any in-range offset is terminated. */
+static bool string_ok(const kiln_ctxbin *b, uint32_t offset) { return offset < b->strings_size; }
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i]) return false;
+    return true;
+}
+
+kiln_status kiln_ctxbin_peek_signature(const void *data, size_t size, uint64_t *out)
+{
+    *out = 0;
+    if (!data || ((uintptr_t)data % 8) != 0 || size < KILN_CTX_HEADER_SIZE) return KILN_ERROR_INCOMPATIBLE;
+    const kiln_ctx_header *h = data;
+    if (memcmp(h->magic, KILN_CTX_MAGIC, 8) != 0) return KILN_ERROR_INCOMPATIBLE;
+    *out = h->signature;
+    return KILN_OK;
+}
+
+static kiln_status check_header(reader *rd, const void *data, size_t size)
+{
+    kiln_ctxbin *b = rd->bin;
+    if (!data || ((uintptr_t)data % 8) != 0) return REJECT(rd, "payload is not 8-byte aligned");
+    if (size < KILN_CTX_HEADER_SIZE) return REJECT(rd, "%zu bytes, shorter than its header", size);
+    const kiln_ctx_header *h = data;
+    b->base = data;
+    b->size = size;
+    b->header = h;
+    if (memcmp(h->magic, KILN_CTX_MAGIC, 8) != 0) return REJECT(rd, "bad magic (not a cpu context binary)");
+    if (h->version != KILN_CTX_VERSION)
+        return REJECT(rd, "format version %u; this runtime reads version %u", h->version, KILN_CTX_VERSION);
+    if (h->flags != 0) return REJECT(rd, "unknown header flags 0x%x", h->flags);
+    if (h->file_size != size)
+        return REJECT(rd, "header says %llu bytes, payload has %zu", (unsigned long long)h->file_size, size);
+    if (h->precision > KILN_CTX_PRECISION_BF16) return REJECT(rd, "unknown precision %u", h->precision);
+    if (h->spec_flags & ~(KILN_CTX_SPEC_SLC | KILN_CTX_SPEC_WEIGHT_SHARING))
+        return REJECT(rd, "unknown compile-spec flags 0x%x", h->spec_flags);
+    if (h->group_scratch_size > MAX_SCRATCH) return REJECT(rd, "scratch group size too large");
+    if (!all_zero(h->reserved, sizeof h->reserved)) return REJECT(rd, "reserved header bytes are not zero");
+    if (h->strings_size == 0 || !table_ok(b, h->strings_offset, h->strings_size, 1, 8))
+        return REJECT(rd, "string table out of range");
+    b->strings = (const char *)(b->base + h->strings_offset);
+    b->strings_size = h->strings_size;
+    if (b->strings[0] != '\0' || b->strings[b->strings_size - 1] != '\0')
+        return REJECT(rd, "string table does not start and end with NUL");
+    if (!table_ok(b, h->blocks_offset, h->n_blocks, sizeof(kiln_ctx_block), 8))
+        return REJECT(rd, "block table out of range");
+    if (h->n_records == 0 || h->n_records > MAX_RECORDS)
+        return REJECT(rd, "%u records (1 to %d allowed)", h->n_records, MAX_RECORDS);
+    if (!table_ok(b, h->records_offset, h->n_records, sizeof(kiln_ctx_record), 8))
+        return REJECT(rd, "record table out of range");
+    b->blocks = (const kiln_ctx_block *)(const void *)(b->base + h->blocks_offset);
+    b->records = (const kiln_ctx_record *)(const void *)(b->base + h->records_offset);
+    return KILN_OK;
+}
+
+static kiln_status check_blocks(reader *rd)
+{
+    const kiln_ctxbin *b = rd->bin;
+    for (uint32_t i = 0; i < b->header->n_blocks; i++) {
+        const kiln_ctx_block *k = &b->blocks[i];
+        if (k->offset % 64 != 0 || k->offset < KILN_CTX_HEADER_SIZE || !kiln_range_ok(k->offset, k->size, b->size))
+            return REJECT(rd, "weight block %u is out of range or not 64-byte aligned", i);
+    }
+    return KILN_OK;
+}
+
+uint64_t kiln_ctxbin_tensor_bytes(const kiln_ctx_tensor *t)
+{
+    uint64_t n = kiln_dtype_size((kiln_dtype)t->dtype);
+    for (uint32_t d = 0; d < t->rank && d < KILN_CPU_MAX_RANK; d++) n *= (uint64_t)t->shape[d];
+    return n;
+}
+
+void kiln_ctxbin_tensor_view(const kiln_ctx_tensor *t, kiln_tensor *out)
+{
+    memset(out, 0, sizeof *out);
+    out->dtype = (kiln_dtype)t->dtype;
+    out->rank = t->rank;
+    for (uint32_t d = 0; d < t->rank && d < KILN_MAX_RANK; d++) out->shape[d] = t->shape[d];
+}
+
+/* dtype, rank and shape sane and the logical bytes (computed without overflow) within size. */
+static bool tensor_shape_ok(const kiln_ctx_tensor *t)
+{
+    uint64_t bytes = t->dtype < KILN_DTYPE_COUNT ? kiln_dtype_size((kiln_dtype)t->dtype) : 0;
+    if (bytes == 0 || t->rank > KILN_CPU_MAX_RANK || t->reserved0 != 0) return false;
+    for (uint32_t d = 0; d < t->rank; d++)
+        if (t->shape[d] < 0 || !kiln_mul_u64(bytes, (uint64_t)t->shape[d], &bytes)) return false;
+    return bytes <= t->size;
+}
+
+static kiln_status check_tensor(reader *rd, const char *where, const kiln_ctx_graph *g, uint32_t i,
+                                const kiln_ctx_tensor *t)
+{
+    const kiln_ctxbin *b = rd->bin;
+    if (!tensor_shape_ok(t)) return REJECT(rd, "%s: tensor %u has a bad dtype, rank or shape, or is too small", where, i);
+    uint64_t n_io = (uint64_t)g->n_inputs + g->n_outputs;
+    if (i < n_io) {
+        bool input = i < g->n_inputs;
+        uint64_t index = input ? i : i - g->n_inputs;
+        if (t->kind != (input ? KILN_CTX_TENSOR_INPUT : KILN_CTX_TENSOR_OUTPUT) || t->offset != index)
+            return REJECT(rd, "%s: tensor %u must be %s %llu", where, i, input ? "input" : "output",
+                          (unsigned long long)index);
+        if (t->size != kiln_ctxbin_tensor_bytes(t) || t->block != 0)
+            return REJECT(rd, "%s: %s tensor %u is not dense", where, input ? "input" : "output", i);
+        return KILN_OK;
+    }
+    if (t->kind == KILN_CTX_TENSOR_SCRATCH) {
+        /* The workspace is [workspace_offset, scratch_size); intermediates live below it. */
+        if (t->offset % 64 != 0 || t->block != 0 || !kiln_range_ok(t->offset, t->size, g->workspace_offset))
+            return REJECT(rd, "%s: scratch tensor %u is misaligned or outside the scratch below the workspace", where, i);
+        return KILN_OK;
+    }
+    if (t->kind == KILN_CTX_TENSOR_WEIGHT) {
+        uint64_t align = kiln_dtype_size((kiln_dtype)t->dtype);
+        if (t->block >= b->header->n_blocks || t->offset % align != 0 ||
+            !kiln_range_ok(t->offset, t->size, b->blocks[t->block].size))
+            return REJECT(rd, "%s: weight tensor %u lies outside its block or is misaligned", where, i);
+        return KILN_OK;
+    }
+    return REJECT(rd, "%s: tensor %u has kind %u where scratch or weight is required", where, i, t->kind);
+}
+
+static kiln_status check_graph(reader *rd, const kiln_ctx_record *r, const kiln_ctx_graph *g)
+{
+    const kiln_ctxbin *b = rd->bin;
+    char where[160];
+    if (!string_ok(b, g->name)) return REJECT(rd, "record '%s': graph name out of range", kiln_ctxbin_string(b, r->target));
+    snprintf(where, sizeof where, "record '%s' graph '%s'", kiln_ctxbin_string(b, r->target), kiln_ctxbin_string(b, g->name));
+    if (g->reserved != 0) return REJECT(rd, "%s: reserved field is not zero", where);
+    if (g->n_outputs == 0 || (uint64_t)g->n_inputs + g->n_outputs > g->n_tensors)
+        return REJECT(rd, "%s: %u inputs and %u outputs do not fit %u tensors", where, g->n_inputs, g->n_outputs,
+                      g->n_tensors);
+    if (!table_ok(b, g->tensors_offset, g->n_tensors, sizeof(kiln_ctx_tensor), 8) ||
+        !table_ok(b, g->steps_offset, g->n_steps, sizeof(kiln_ctx_step), 8))
+        return REJECT(rd, "%s: tensor or step table out of range", where);
+    if (g->scratch_size > MAX_SCRATCH || g->workspace_offset % 64 != 0 || g->workspace_offset > g->scratch_size)
+        return REJECT(rd, "%s: scratch size or workspace offset invalid", where);
+    const kiln_ctx_tensor *tensors = kiln_ctxbin_tensors(b, g);
+    for (uint32_t i = 0; i < g->n_tensors; i++) KILN_TRY(check_tensor(rd, where, g, i, &tensors[i]));
+    return kiln_ctxbin_check_steps(b, r, g, rd->allocator, rd->message, rd->message_size);
+}
+
+int64_t kiln_ctxbin_find_graph(const kiln_ctxbin *b, const kiln_ctx_record *r, const char *method)
+{
+    const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, r);
+    for (uint32_t i = 0; method && i < r->n_graphs; i++)
+        if (strcmp(kiln_ctxbin_string(b, graphs[i].name), method) == 0) return i;
+    return r->n_graphs == 1 ? 0 : -1;
+}
+
+static bool same_io(const kiln_ctxbin *b, const kiln_ctx_graph *x, const kiln_ctx_graph *y)
+{
+    if (x->n_inputs != y->n_inputs || x->n_outputs != y->n_outputs) return false;
+    const kiln_ctx_tensor *tx = kiln_ctxbin_tensors(b, x), *ty = kiln_ctxbin_tensors(b, y);
+    for (uint32_t i = 0; i < x->n_inputs + x->n_outputs; i++) {
+        if (tx[i].dtype != ty[i].dtype || tx[i].rank != ty[i].rank) return false;
+        for (uint32_t d = 0; d < tx[i].rank; d++)
+            if (tx[i].shape[d] != ty[i].shape[d]) return false;
+    }
+    return true;
+}
+
+/* Graph names unique in r; and when r is not the first record, the same graphs with the same
+   inputs and outputs as the first record. */
+static kiln_status check_graph_set(reader *rd, const kiln_ctx_record *r)
+{
+    const kiln_ctxbin *b = rd->bin;
+    const kiln_ctx_record *first = &b->records[0];
+    const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, r), *first_graphs = kiln_ctxbin_graphs(b, first);
+    const char *target = kiln_ctxbin_string(b, r->target);
+    for (uint32_t i = 0; i < r->n_graphs; i++) {
+        const char *name = kiln_ctxbin_string(b, graphs[i].name);
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(name, kiln_ctxbin_string(b, graphs[j].name)) == 0)
+                return REJECT(rd, "record '%s' has two graphs named '%s'", target, name);
+        if (r == first) continue;
+        const kiln_ctx_graph *match = NULL;
+        for (uint32_t j = 0; j < first->n_graphs && !match; j++)
+            if (strcmp(name, kiln_ctxbin_string(b, first_graphs[j].name)) == 0) match = &first_graphs[j];
+        if (!match || r->n_graphs != first->n_graphs || !same_io(b, match, &graphs[i]))
+            return REJECT(rd, "records '%s' and '%s' disagree on graph '%s' or its inputs and outputs", target,
+                          kiln_ctxbin_string(b, first->target), name);
+    }
+    return KILN_OK;
+}
+
+static kiln_status check_record(reader *rd, uint32_t index)
+{
+    const kiln_ctxbin *b = rd->bin;
+    const kiln_ctx_record *r = &b->records[index];
+    if (!string_ok(b, r->target)) return REJECT(rd, "record %u: target name out of range", index);
+    const char *target = kiln_ctxbin_string(b, r->target);
+    size_t len = strlen(target);
+    if (len == 0 || len >= KILN_CTX_TARGET_NAME_MAX) return REJECT(rd, "record %u: target name empty or too long", index);
+    for (uint32_t j = 0; j < index; j++)
+        if (strcmp(target, kiln_ctxbin_string(b, b->records[j].target)) == 0)
+            return REJECT(rd, "two records for target '%s'", target);
+    if (r->features >> KILN_CPU_FEATURE_COUNT) return REJECT(rd, "record '%s' needs unknown CPU features", target);
+    if (r->gemm_mr == 0 || r->gemm_mr > MAX_TILE || r->gemm_nr == 0 || r->gemm_nr > MAX_TILE)
+        return REJECT(rd, "record '%s': register tile %ux%u out of range", target, r->gemm_mr, r->gemm_nr);
+    if (r->n_graphs == 0 || r->n_graphs > MAX_GRAPHS ||
+        !table_ok(b, r->graphs_offset, r->n_graphs, sizeof(kiln_ctx_graph), 8))
+        return REJECT(rd, "record '%s': graph table out of range", target);
+    const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, r);
+    for (uint32_t i = 0; i < r->n_graphs; i++) KILN_TRY(check_graph(rd, r, &graphs[i]));
+    return check_graph_set(rd, r);
+}
+
+kiln_status kiln_ctxbin_open(kiln_ctxbin *bin, const void *data, size_t size, const kiln_allocator *allocator,
+                             char *message, size_t message_size)
+{
+    memset(bin, 0, sizeof *bin);
+    reader rd = {bin, allocator, message, message_size};
+    kiln_status st = check_header(&rd, data, size);
+    if (st == KILN_OK) st = check_blocks(&rd);
+    for (uint32_t i = 0; st == KILN_OK && i < bin->header->n_records; i++) st = check_record(&rd, i);
+    if (st != KILN_OK) memset(bin, 0, sizeof *bin);
+    return st;
+}

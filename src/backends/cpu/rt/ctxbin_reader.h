@@ -1,0 +1,89 @@
+/* ctxbin_reader.h — validating, zero-copy view of a `cpu` context binary (cpu_format.h).
+ *
+ * Layer: backends/cpu/rt. Depends on core, cpu_format.h and the kernels' step validation.
+ * kiln_ctxbin_open proves everything in the binary before it returns: header, every table
+ * offset, count and size (overflow-safe), every string, block, record, graph, tensor and step
+ * of every record, and each step's parameters against its tensors (kiln_cpu_step_validate
+ * with the record's register tile). Afterwards the runtime follows any reference without
+ * further checks. A binary that fails a check is KILN_ERROR_INCOMPATIBLE, with one line saying
+ * what is wrong — never a fallback to some other reading of the bytes.
+ *
+ * Like the program reader, it does not re-hash the weight blocks or the signature: loading
+ * stays O(metadata); `kiln inspect` verifies hashes when asked to look closely.
+ * Nothing is copied: the view points into the caller's bytes, which must stay put while used.
+ */
+#ifndef KILN_BACKENDS_CPU_RT_CTXBIN_READER_H
+#define KILN_BACKENDS_CPU_RT_CTXBIN_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/cpu/cpu_format.h"
+#include "kiln/kiln.h"
+
+typedef struct kiln_ctxbin {
+    const uint8_t *base;
+    uint64_t size;
+    const kiln_ctx_header *header;
+    const char *strings;                /* (strings_size bytes); first and last byte NUL */
+    uint64_t strings_size;
+    const kiln_ctx_block *blocks;       /* (header->n_blocks) */
+    const kiln_ctx_record *records;     /* (header->n_records) */
+} kiln_ctxbin;
+
+/* Validate the binary at data (8-byte aligned, size bytes) and fill *bin. The allocator is
+ * used for temporary bookkeeping only (nothing is retained). Statuses: KILN_OK,
+ * KILN_ERROR_INCOMPATIBLE (message says why), KILN_ERROR_OUT_OF_MEMORY. */
+kiln_status kiln_ctxbin_open(kiln_ctxbin *bin, const void *data, size_t size, const kiln_allocator *allocator,
+                             char *message, size_t message_size);
+
+/* The signature from the header of a binary that has not been validated yet (for cache lookup:
+ * only the header's magic, size and alignment are checked). KILN_ERROR_INCOMPATIBLE if the bytes
+ * are not even a context-binary header. */
+kiln_status kiln_ctxbin_peek_signature(const void *data, size_t size, uint64_t *out);
+
+/* Accessors for references kiln_ctxbin_open proved valid. */
+static inline const char *kiln_ctxbin_string(const kiln_ctxbin *b, uint32_t offset) { return b->strings + offset; }
+static inline const kiln_ctx_graph *kiln_ctxbin_graphs(const kiln_ctxbin *b, const kiln_ctx_record *r)
+{
+    return (const kiln_ctx_graph *)(const void *)(b->base + r->graphs_offset);
+}
+static inline const kiln_ctx_tensor *kiln_ctxbin_tensors(const kiln_ctxbin *b, const kiln_ctx_graph *g)
+{
+    return (const kiln_ctx_tensor *)(const void *)(b->base + g->tensors_offset);
+}
+static inline const kiln_ctx_step *kiln_ctxbin_steps(const kiln_ctxbin *b, const kiln_ctx_graph *g)
+{
+    return (const kiln_ctx_step *)(const void *)(b->base + g->steps_offset);
+}
+static inline const uint8_t *kiln_ctxbin_block_data(const kiln_ctxbin *b, uint32_t block)
+{
+    return b->base + b->blocks[block].offset;
+}
+
+/* Index of the graph of record r that serves `method`: the graph of that name, or the record's
+ * only graph whatever its name. -1 if there is none. */
+int64_t kiln_ctxbin_find_graph(const kiln_ctxbin *b, const kiln_ctx_record *r, const char *method);
+
+/* Bytes of a tensor's logical content (numel x dtype size); the reader proved it fits in size. */
+uint64_t kiln_ctxbin_tensor_bytes(const kiln_ctx_tensor *t);
+
+/* Shape and dtype of a binary tensor as a kiln_tensor (data NULL). */
+void kiln_ctxbin_tensor_view(const kiln_ctx_tensor *t, kiln_tensor *out);
+
+/* "gemm", "conv2d" ... for a kiln_cpu_op, "?" for anything else. Static. */
+const char *kiln_ctxbin_op_name(uint32_t op);
+
+/* ---- internal to the reader (ctxbin_reader.c, ctxbin_steps.c) ---------------------------- */
+
+/* Writes "context binary: <what>" into message and returns KILN_ERROR_INCOMPATIBLE. */
+kiln_status kiln_ctxbin_reject(char *message, size_t message_size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Check the steps of graph g of record r (tensors already checked): ops, tensor references,
+ * writes only to scratch or outputs, every scratch tensor and output written before it is read,
+ * workspaces inside the graph's workspace, kiln_cpu_step_validate with the record's tile. */
+kiln_status kiln_ctxbin_check_steps(const kiln_ctxbin *b, const kiln_ctx_record *r, const kiln_ctx_graph *g,
+                                    const kiln_allocator *allocator, char *message, size_t message_size);
+
+#endif

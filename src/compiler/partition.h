@@ -1,0 +1,46 @@
+/* partition.h — moving the nodes the `cpu` backend supports into delegate calls.
+ *
+ * Layer: compiler. Depends on the IR and on backends/cpu/aot (supports + compile), which sees a
+ * neutral description of each partition, never the IR. Runs after kiln_ir_infer_and_fold and
+ * before planning.
+ *
+ * A partition is a maximal run of consecutive live nodes (in node order, which is topological,
+ * so a contiguous run is convex: no path leaves it and comes back) that the backend accepts with
+ * static shapes throughout. Its inputs are the non-constant values it reads from outside, in
+ * first-use order; its outputs the values it produces that a later node or the graph's outputs
+ * read, in production order. The run is replaced by ONE delegate node (op "cpu", payload = the
+ * context binary) at the position of its first node; the others are removed, and the values
+ * internal to the run no longer exist for the planner.
+ *
+ * Finding and replacing are separate steps so that partition i of several methods can later be
+ * compiled together into one multi-graph binary (weight sharing): find every method's
+ * partitions, compile matching ones with one kiln_cpu_aot_compile call, then replace each.
+ */
+#ifndef KILN_COMPILER_PARTITION_H
+#define KILN_COMPILER_PARTITION_H
+
+#include "backends/cpu/aot/cpu_aot.h"
+#include "compiler/ir.h"
+
+typedef struct kiln_ir_partition {
+    int32_t *nodes;             /* (n_nodes) IR node indices, in order */
+    size_t n_nodes;
+    int32_t *value_of;          /* (graph.n_values) IR value index of each partition value */
+    kiln_cpu_aot_graph graph;   /* the backend's view; every array lives in the IR arena */
+} kiln_ir_partition;
+
+/* Every partition of g (dead nodes are eliminated first), named after method for the graphs.
+ * Arrays from g's arena. KILN_ERROR_OUT_OF_MEMORY. */
+kiln_status kiln_ir_partition_find(kiln_ir_graph *g, const char *method, kiln_ir_partition **out, size_t *n_out);
+
+/* Replace partition p's nodes by one delegate node calling `backend` with payload (allocated
+ * from g->allocator; the graph takes it in every case). index numbers the delegate's name.
+ * KILN_ERROR_OUT_OF_MEMORY. */
+kiln_status kiln_ir_partition_replace(kiln_ir_graph *g, const kiln_ir_partition *p, size_t index, const char *backend,
+                                      void *payload, size_t payload_size);
+
+/* Find, compile (one context binary per partition, a record per target; targets validated by
+ * the caller) and replace. Failures are reported through kiln_ir_fail. */
+kiln_status kiln_ir_delegate_cpu(kiln_ir_graph *g, const char *method, const char *const *targets, size_t n_targets);
+
+#endif

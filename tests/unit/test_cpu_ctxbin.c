@@ -1,0 +1,346 @@
+/* test_cpu_ctxbin.c — the context-binary reader and record selection of the `cpu` runtime.
+ *
+ * Layer: tests (backends/cpu/rt: ctxbin_reader.h and kiln_cpu_select_record directly, the rest
+ * through include/kiln/kiln.h). Checks:
+ *  - a valid multi-record, multi-graph binary opens; every truncation is refused;
+ *  - flipping bits in every metadata byte never crashes or leaks (the result is either accepted
+ *    or KILN_ERROR_INCOMPATIBLE), and many flips are refused;
+ *  - each kind of corruption (header, strings, records, graphs, tensors, steps, data flow,
+ *    cross-record disagreement) is refused with a message naming it;
+ *  - through a loaded program: a corrupt binary fails kiln_method_load with
+ *    KILN_ERROR_INCOMPATIBLE and leaves no context behind; a binary packed for another register
+ *    tile or with a too-small scratch group is refused the same way;
+ *  - record selection: the runnable record of highest rank runs (the records compute different
+ *    activations, so the output shows which ran), a forced target runs its record, and binaries
+ *    with no runnable record or without the forced target fail with KILN_ERROR_NO_RUNNABLE_TARGET
+ *    and a message listing the binary's targets and this CPU's features.
+ */
+#include "backends/cpu/rt/context.h"
+#include "backends/cpu/rt/ctxbin_reader.h"
+#include "core/cpu_features.h"
+#include "test_cpu_support.h"
+
+static const tb_graph two_graphs[2] = {{"prefill", KILN_CPU_ACT_RELU}, {"decode", KILN_CPU_ACT_NEG}};
+static const char *const three_targets[3] = {"generic", "x86-64-v3", "x86-64-v4"};
+
+static tb_spec full_spec(void)
+{
+    return (tb_spec){.n = 24, .targets = three_targets, .n_targets = 3, .graphs = two_graphs, .n_graphs = 2};
+}
+
+/* ---- locating the structs of a (valid) built binary ---- */
+
+static kiln_ctx_header *hdr(tb_binary *b) { return b->data; }
+static kiln_ctx_record *rec(tb_binary *b, int r)
+{
+    return (kiln_ctx_record *)((uint8_t *)b->data + hdr(b)->records_offset) + r;
+}
+static kiln_ctx_graph *graph(tb_binary *b, int r, int g)
+{
+    return (kiln_ctx_graph *)((uint8_t *)b->data + rec(b, r)->graphs_offset) + g;
+}
+static kiln_ctx_tensor *tensor(tb_binary *b, int r, int g, int t)
+{
+    return (kiln_ctx_tensor *)((uint8_t *)b->data + graph(b, r, g)->tensors_offset) + t;
+}
+static kiln_ctx_step *step(tb_binary *b, int r, int g, int s)
+{
+    return (kiln_ctx_step *)((uint8_t *)b->data + graph(b, r, g)->steps_offset) + s;
+}
+
+static kiln_status open_bin(const void *data, size_t size, char *message, size_t message_size)
+{
+    fault_alloc fa;
+    fault_alloc_init(&fa, 0);
+    kiln_ctxbin bin;
+    kiln_status st = kiln_ctxbin_open(&bin, data, size, &fa.base, message, message_size);
+    EXPECT(atomic_load(&fa.live) == 0);
+    return st;
+}
+
+static void test_valid_and_truncated(void)
+{
+    tb_spec spec = full_spec();
+    tb_binary b = tb_build(&spec);
+    char message[256] = "";
+    EXPECT_OK(open_bin(b.data, b.size, message, sizeof message));
+    kiln_ctxbin bin;
+    EXPECT_OK(kiln_ctxbin_open(&bin, b.data, b.size, kiln_allocator_default(), NULL, 0));
+    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[1], "decode") == 1);
+    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[1], "forward") == -1);
+    for (size_t size = 0; size < b.size; size++) EXPECT_STATUS(open_bin(b.data, size, NULL, 0), KILN_ERROR_INCOMPATIBLE);
+    EXPECT_STATUS(open_bin((const uint8_t *)b.data + 4, b.size - 8, NULL, 0), KILN_ERROR_INCOMPATIBLE); /* misaligned */
+    EXPECT_STATUS(open_bin(NULL, 0, NULL, 0), KILN_ERROR_INCOMPATIBLE);
+    free(b.data);
+}
+
+static void test_bit_flips(void)
+{
+    tb_spec spec = full_spec();
+    tb_binary b = tb_build(&spec);
+    uint8_t *copy = aligned_alloc(64, tb_align64(b.size));
+    size_t metadata = ((kiln_ctx_block *)((uint8_t *)b.data + hdr(&b)->blocks_offset))->offset;
+    static const uint8_t masks[] = {0x01, 0x08, 0x80, 0xFF};
+    size_t refused = 0, total = 0;
+    for (size_t off = 0; off < metadata; off++) {
+        for (size_t k = 0; k < sizeof masks; k++) {
+            memcpy(copy, b.data, b.size);
+            copy[off] ^= masks[k];
+            kiln_status st = open_bin(copy, b.size, NULL, 0);
+            EXPECT(st == KILN_OK || st == KILN_ERROR_INCOMPATIBLE);
+            refused += st != KILN_OK;
+            total++;
+        }
+    }
+    printf("bit flips: %zu of %zu refused (the rest hit padding, weights or values kernels accept)\n", refused, total);
+    EXPECT(refused > total / 5);
+    free(copy);
+    free(b.data);
+}
+
+/* ---- targeted corruptions ---- */
+
+typedef void (*corrupt_fn)(tb_binary *b);
+
+static void bad_magic(tb_binary *b) { hdr(b)->magic[0] = 'X'; }
+static void bad_version(tb_binary *b) { hdr(b)->version = 2; }
+static void bad_flags(tb_binary *b) { hdr(b)->flags = 4; }
+static void bad_reserved(tb_binary *b) { hdr(b)->reserved[7] = 1; }
+static void bad_file_size(tb_binary *b) { hdr(b)->file_size += 64; }
+static void bad_strings(tb_binary *b) { ((char *)b->data)[hdr(b)->strings_offset + hdr(b)->strings_size - 1] = 'x'; }
+static void bad_records(tb_binary *b) { hdr(b)->records_offset = b->size - 8; }
+static void no_records(tb_binary *b) { hdr(b)->n_records = 0; }
+static void bad_block(tb_binary *b)
+{
+    ((kiln_ctx_block *)((uint8_t *)b->data + hdr(b)->blocks_offset))->size = b->size;
+}
+static void bad_features(tb_binary *b) { rec(b, 1)->features |= (uint64_t)1 << 40; }
+static void bad_tile(tb_binary *b) { rec(b, 0)->gemm_nr = 0; }
+static void dup_target(tb_binary *b) { rec(b, 1)->target = rec(b, 0)->target; }
+static void bad_graph_name(tb_binary *b) { graph(b, 0, 1)->name = (uint32_t)hdr(b)->strings_size; }
+static void dup_graph_name(tb_binary *b) { graph(b, 2, 1)->name = graph(b, 2, 0)->name; }
+static void graph_io_counts(tb_binary *b) { graph(b, 0, 0)->n_inputs = 4; }
+static void graph_tensor_table(tb_binary *b) { graph(b, 0, 0)->n_tensors = 1u << 30; }
+static void graph_workspace(tb_binary *b) { graph(b, 0, 0)->workspace_offset = graph(b, 0, 0)->scratch_size + 64; }
+static void disagree_graphs(tb_binary *b) { graph(b, 1, 0)->name = rec(b, 0)->target; } /* "generic" */
+static void tensor_dtype(tb_binary *b) { tensor(b, 0, 0, 2)->dtype = 77; }
+static void tensor_small(tb_binary *b) { tensor(b, 0, 0, 3)->size = 4; }
+static void tensor_negative(tb_binary *b) { tensor(b, 0, 0, 2)->shape[0] = -1; }
+static void input_kind(tb_binary *b) { tensor(b, 0, 0, 0)->kind = KILN_CTX_TENSOR_OUTPUT; }
+static void io_not_dense(tb_binary *b) { tensor(b, 0, 0, 1)->size += 4; }
+static void weight_outside(tb_binary *b) { tensor(b, 0, 0, 3)->offset = 8; }
+static void scratch_in_workspace(tb_binary *b) { tensor(b, 0, 0, 2)->offset = graph(b, 0, 0)->workspace_offset; }
+static void scratch_misaligned(tb_binary *b) { tensor(b, 0, 0, 2)->offset = 4; }
+static void unknown_kind(tb_binary *b) { tensor(b, 0, 0, 2)->kind = 9; }
+static void unknown_op(tb_binary *b) { step(b, 0, 0, 0)->op = 99; }
+static void too_many_tensors(tb_binary *b) { step(b, 0, 0, 0)->n_inputs = 8; }
+static void step_index(tb_binary *b) { step(b, 0, 0, 0)->tensors[1] = 4; }
+static void reads_unwritten(tb_binary *b) { step(b, 0, 0, 1)->tensors[0] = 1; }
+static void writes_input(tb_binary *b) { step(b, 0, 0, 0)->tensors[2] = 0; }
+static void writes_weight(tb_binary *b) { step(b, 0, 0, 1)->tensors[1] = 3; }
+static void output_unwritten(tb_binary *b) { step(b, 0, 0, 1)->tensors[1] = 2; }
+static void step_workspace(tb_binary *b) { step(b, 0, 0, 1)->workspace_size = 64; }
+static void step_params(tb_binary *b)
+{
+    kiln_cpu_unary_params p;
+    memcpy(&p, step(b, 2, 1, 1)->params, sizeof p);
+    p.count += 1; /* would write past the output */
+    memcpy(step(b, 2, 1, 1)->params, &p, sizeof p);
+}
+
+typedef struct corruption {
+    const char *name;
+    corrupt_fn fn;
+    const char *message;            /* substring the message must contain */
+} corruption;
+
+static const corruption corruptions[] = {
+    {"magic", bad_magic, "bad magic"},
+    {"version", bad_version, "format version 2"},
+    {"flags", bad_flags, "header flags"},
+    {"reserved", bad_reserved, "reserved header bytes"},
+    {"file size", bad_file_size, "header says"},
+    {"strings", bad_strings, "string table"},
+    {"records", bad_records, "record table"},
+    {"no records", no_records, "0 records"},
+    {"block", bad_block, "weight block 0"},
+    {"features", bad_features, "unknown CPU features"},
+    {"tile", bad_tile, "register tile"},
+    {"duplicate target", dup_target, "two records for target 'generic'"},
+    {"graph name", bad_graph_name, "graph name out of range"},
+    {"duplicate graph", dup_graph_name, "two graphs named 'prefill'"},
+    {"graph io", graph_io_counts, "do not fit"},
+    {"tensor table", graph_tensor_table, "table out of range"},
+    {"workspace offset", graph_workspace, "workspace offset invalid"},
+    {"records disagree", disagree_graphs, "records 'x86-64-v3' and 'generic' disagree on graph 'generic'"},
+    {"tensor dtype", tensor_dtype, "tensor 2 has a bad dtype"},
+    {"tensor too small", tensor_small, "tensor 3 has a bad dtype, rank or shape, or is too small"},
+    {"negative dim", tensor_negative, "tensor 2 has a bad"},
+    {"input kind", input_kind, "tensor 0 must be input 0"},
+    {"io not dense", io_not_dense, "output tensor 1 is not dense"},
+    {"weight outside block", weight_outside, "weight tensor 3 lies outside its block"},
+    {"scratch in workspace", scratch_in_workspace, "below the workspace"},
+    {"scratch misaligned", scratch_misaligned, "scratch tensor 2 is misaligned"},
+    {"tensor kind", unknown_kind, "tensor 2 has kind 9"},
+    {"unknown op", unknown_op, "unknown op 99"},
+    {"step arity", too_many_tensors, "step 0 has 8 inputs"},
+    {"step index", step_index, "step 0 input 1 out of range"},
+    {"reads unwritten", reads_unwritten, "step 1 reads tensor 1 before any step writes it"},
+    {"writes input", writes_input, "step 0 writes tensor 0, which is an input or a weight"},
+    {"writes weight", writes_weight, "step 1 writes tensor 3"},
+    {"output unwritten", output_unwritten, "output 0 is never written"},
+    {"step workspace", step_workspace, "needs more workspace"},
+    {"step params", step_params, "record 'x86-64-v4' graph 'decode': step 1 (unary): parameters do not match"},
+};
+
+static void test_corruptions(void)
+{
+    for (size_t i = 0; i < sizeof corruptions / sizeof corruptions[0]; i++) {
+        const corruption *c = &corruptions[i];
+        tb_spec spec = full_spec();
+        tb_binary b = tb_build(&spec);
+        c->fn(&b);
+        tb_resign(&b);
+        char message[256] = "";
+        kiln_status st = open_bin(b.data, b.size, message, sizeof message);
+        if (st != KILN_ERROR_INCOMPATIBLE || !strstr(message, c->message) || strncmp(message, "context binary: ", 16) != 0) {
+            fprintf(stderr, "corruption '%s': %s, message '%s' (wanted '%s')\n", c->name, kiln_status_name(st), message,
+                    c->message);
+            test_failures++;
+        }
+        free(b.data);
+    }
+}
+
+/* ---- through a loaded program ---- */
+
+/* Load "forward" from a one-method program over bin with options; returns the status and fills
+   last_error. On success the output must be act(x * w) for the given act. */
+static kiln_status load_and_run(const tb_binary *bin, const tb_spec *spec, const char *target, uint32_t act,
+                                char *last_error, size_t size)
+{
+    tp_method methods[1] = {{"forward", spec->n, {bin}, 1}};
+    tp_program prog = tp_build(methods, 1);
+    kiln_program *p = tp_open(&prog);
+    kiln_module_options o = {sizeof o, NULL, NULL, 1, target};
+    kiln_module *m = NULL;
+    EXPECT_OK(kiln_module_create(p, &o, &m));
+    kiln_runtime_stats before = stats_now();
+    kiln_method *f = NULL;
+    kiln_status st = kiln_method_load(m, "forward", &f);
+    snprintf(last_error, size, "%s", kiln_module_last_error(m));
+    if (st == KILN_OK) EXPECT(tp_run1(f, spec, act, 1.0f));
+    else EXPECT(stats_now().live_contexts == before.live_contexts && f == NULL);
+    kiln_module_destroy(m);
+    kiln_program_close(p);
+    tp_free(&prog);
+    return st;
+}
+
+static void test_loaded_refusals(void)
+{
+    char err[512];
+    tb_spec spec = {.n = 32};
+    tb_binary b = tb_build(&spec);
+    step(&b, 0, 0, 1)->tensors[0] = 1;
+    tb_resign(&b);
+    EXPECT_STATUS(load_and_run(&b, &spec, NULL, KILN_CPU_ACT_RELU, err, sizeof err), KILN_ERROR_INCOMPATIBLE);
+    EXPECT(strstr(err, "context binary: record 'generic' graph 'forward': step 1 reads tensor 1") != NULL);
+    free(b.data);
+
+    b = tb_build(&spec);
+    rec(&b, 0)->gemm_mr = 7;
+    tb_resign(&b);
+    EXPECT_STATUS(load_and_run(&b, &spec, NULL, KILN_CPU_ACT_RELU, err, sizeof err), KILN_ERROR_INCOMPATIBLE);
+    EXPECT(strstr(err, "packed for a 7x") != NULL);
+    free(b.data);
+
+    tb_spec small_group = {.n = 32, .group_scratch_size = 64};
+    b = tb_build(&small_group);
+    EXPECT_STATUS(load_and_run(&b, &small_group, NULL, KILN_CPU_ACT_RELU, err, sizeof err), KILN_ERROR_INCOMPATIBLE);
+    EXPECT(strstr(err, "scratch group size 64 is smaller") != NULL);
+    free(b.data);
+
+    tb_spec big_group = {.n = 32, .group_scratch_size = 4096};
+    b = tb_build(&big_group);
+    kiln_runtime_stats s0 = stats_now();
+    EXPECT_OK(load_and_run(&b, &big_group, NULL, KILN_CPU_ACT_RELU, err, sizeof err));
+    EXPECT(stats_now().scratch_bytes_reserved == s0.scratch_bytes_reserved);
+    free(b.data);
+}
+
+/* ---- record selection ---- */
+
+static bool table_complete(const kiln_cpu_target *t)
+{
+    return t->kernels->ops[KILN_CPU_OP_UNARY] && t->kernels->ops[KILN_CPU_OP_BINARY];
+}
+
+static void test_selection(void)
+{
+    char err[512], cpu[512], want[1024];
+    kiln_cpu_features_format(kiln_cpu_features(), cpu, sizeof cpu);
+
+    const char *const unknown[1] = {"x86-64-v9"};
+    tb_spec spec = {.n = 16, .targets = unknown, .n_targets = 1};
+    tb_binary b = tb_build(&spec);
+    EXPECT_STATUS(load_and_run(&b, &spec, NULL, KILN_CPU_ACT_RELU, err, sizeof err), KILN_ERROR_NO_RUNNABLE_TARGET);
+    snprintf(want, sizeof want, "no record of this context binary runs here: binary has [x86-64-v9]; this CPU has [%s]", cpu);
+    EXPECT(strstr(err, want) == err);
+    free(b.data);
+
+    tb_spec generic = {.n = 16};
+    b = tb_build(&generic);
+    EXPECT_STATUS(load_and_run(&b, &generic, "x86-64-v3", KILN_CPU_ACT_RELU, err, sizeof err), KILN_ERROR_NO_RUNNABLE_TARGET);
+    EXPECT(strstr(err, "target 'x86-64-v3' is not in this context binary: binary has [generic]") == err);
+    EXPECT_OK(load_and_run(&b, &generic, "generic", KILN_CPU_ACT_RELU, err, sizeof err));
+    free(b.data);
+
+    tb_spec amx = {.n = 16, .extra_features = KILN_CPU_BIT(AMXTILE) | KILN_CPU_BIT(AMXBF16)};
+    b = tb_build(&amx);
+    bool has_amx = (kiln_cpu_features() & amx.extra_features) == amx.extra_features;
+    EXPECT_STATUS(load_and_run(&b, &amx, NULL, KILN_CPU_ACT_RELU, err, sizeof err),
+                  has_amx ? KILN_OK : KILN_ERROR_NO_RUNNABLE_TARGET);
+    EXPECT_STATUS(load_and_run(&b, &amx, "generic", KILN_CPU_ACT_RELU, err, sizeof err),
+                  has_amx ? KILN_OK : KILN_ERROR_NO_RUNNABLE_TARGET);
+    if (!has_amx) EXPECT(strstr(err, "record 'generic' of this context binary cannot run here: it needs [amx-tile amx-bf16]"));
+    free(b.data);
+
+    /* Records computing different activations: the output shows which one ran. */
+    static const uint32_t acts[3] = {KILN_CPU_ACT_RELU, KILN_CPU_ACT_NEG, KILN_CPU_ACT_ABS};
+    tb_spec multi = {.n = 16, .targets = three_targets, .n_targets = 3, .record_acts = acts};
+    b = tb_build(&multi);
+    int best = 0;
+    for (int r = 0; r < 3; r++) {
+        const kiln_cpu_target *t = kiln_cpu_target_find(three_targets[r]);
+        if (!kiln_cpu_target_runnable(t)) {
+            EXPECT_STATUS(load_and_run(&b, &multi, three_targets[r], acts[r], err, sizeof err), KILN_ERROR_NO_RUNNABLE_TARGET);
+            continue;
+        }
+        best = r;
+        /* An incomplete kernel table for a runnable target is a build error, not a reason to
+           fall back to another record. */
+        EXPECT_STATUS(load_and_run(&b, &multi, three_targets[r], acts[r], err, sizeof err),
+                      table_complete(t) ? KILN_OK : KILN_ERROR_INCOMPATIBLE);
+    }
+    EXPECT_STATUS(load_and_run(&b, &multi, NULL, acts[best], err, sizeof err),
+                  table_complete(kiln_cpu_target_find(three_targets[best])) ? KILN_OK : KILN_ERROR_INCOMPATIBLE);
+    printf("selection: this CPU runs up to record '%s'\n", three_targets[best]);
+
+    kiln_ctxbin bin;
+    EXPECT_OK(kiln_ctxbin_open(&bin, b.data, b.size, kiln_allocator_default(), NULL, 0));
+    const kiln_ctx_record *r = NULL;
+    EXPECT_OK(kiln_cpu_select_record(&bin, NULL, &r, err, sizeof err));
+    EXPECT(r == &bin.records[best]);
+    free(b.data);
+}
+
+int main(void)
+{
+    test_valid_and_truncated();
+    test_bit_flips();
+    test_corruptions();
+    test_loaded_refusals();
+    test_selection();
+    return test_report("test_cpu_ctxbin");
+}
