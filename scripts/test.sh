@@ -32,7 +32,7 @@ run_labelled_suite() {
 run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== ONNX conformance tier 3 (reported, not required):"
 ctest --test-dir build -R conformance_tier3_report --verbose 2>/dev/null | grep -E "[0-9]+ passed, [0-9]+ failed" | sed 's/^[0-9]*: /   tier 3: /'
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=address,undefined
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   run_labelled_suite build-tsan tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=thread

@@ -50,7 +50,7 @@ typedef struct reader {
 static bool table_ok(const kiln_ctxbin *b, uint64_t offset, uint64_t count, uint64_t elem, uint64_t align)
 {
     uint64_t bytes;
-    if (count == 0) return true;
+    if (count == 0) return offset <= b->size; /* even empty tables must not point past the end: base + offset must stay a valid pointer */
     return offset % align == 0 && offset >= KILN_CTX_HEADER_SIZE && kiln_mul_u64(count, elem, &bytes) &&
            kiln_range_ok(offset, bytes, b->size);
 }
