@@ -9,6 +9,20 @@
 #include "backends/cpu/aot/aot_ops.h"
 #include "kernels/portable/conv_geom.h"
 
+/* Packing pads a GEMM's B to a multiple of the target's NR columns and a convolution's filters
+ * to a multiple of MR rows (tiles of up to PACK_TILE_MAX on the targets so far). A narrow
+ * operand would grow up to that many times; past PACK_PAD_LIMIT bytes of padding the program
+ * should not carry it: such a B stays unpacked (the kernels pack it per call, as they do
+ * activations), such a convolution stays portable. */
+#define PACK_TILE_MAX 32
+#define PACK_PAD_LIMIT ((int64_t)4 << 20)
+
+static bool padding_acceptable(int64_t narrow, int64_t wide, int64_t groups)
+{
+    int64_t padded = (narrow + PACK_TILE_MAX - 1) / PACK_TILE_MAX * PACK_TILE_MAX;
+    return (padded - narrow) * wide * groups * (int64_t)sizeof(float) <= PACK_PAD_LIMIT;
+}
+
 /* ---- Gemm ---------------------------------------------------------------------------------- */
 
 /* How bias C (rank <= 2, unidirectionally broadcast to M x N) is read. */
@@ -54,7 +68,7 @@ bool aot_describe_gemm(const kiln_node *node, const kiln_tensor *const *in, cons
     p->alpha = kiln_node_attr_float(node, "alpha", 1.0f);
     p->trans_a = trans_a;
     d->in[0] = aot_operand_of(node, in, 0);
-    if (b->data) {
+    if (b->data && padding_acceptable(n, k, 1)) {
         d->in[1] = packed_b(b, k, n, trans_b);
         p->b_packed = 1;
         p->ldb = n;
@@ -119,7 +133,8 @@ bool aot_describe_matmul(const kiln_node *node, const kiln_tensor *const *in, co
         p->a_batch_stride = p->y_batch_stride = 0;
     }
     d->in[0] = aot_operand_of(node, in, 0);
-    d->in[1] = b->data && b_stride == 0 ? packed_b(b, k, n, false) : aot_operand_of(node, in, 1);
+    bool pack = b->data && b_stride == 0 && padding_acceptable(n, k, 1);
+    d->in[1] = pack ? packed_b(b, k, n, false) : aot_operand_of(node, in, 1);
     p->b_packed = d->in[1].form == AOT_FORM_PACK_B;
     d->in[2] = (aot_operand){.kind = AOT_OPERAND_ABSENT, .input = -1};
     return true;
@@ -167,6 +182,7 @@ bool aot_describe_conv(const kiln_node *node, const kiln_tensor *const *in, cons
         d->in[1].t.shape[1] = p->KH;
         d->in[1].t.shape[2] = p->KW;
     } else {
+        if (!padding_acceptable(m / group, (c / group) * p->KH * p->KW, group)) return false;
         d->in[1].form = AOT_FORM_PACK_A;
         d->in[1].groups = group;
         d->in[1].rows = m / group;
