@@ -3,7 +3,11 @@
  * outputs are compared with the reference at rtol 1e-3, atol 1e-7 (tests/conformance/README.md).
  *
  *   kiln_conformance [--root DIR] [--exclude FILE] [--ratchet FILE] [--report-only]
- *                    [--write-passing FILE] LIST...
+ *                    [--write-passing FILE] [--no-delegate | --target T] LIST...
+ *
+ * --no-delegate keeps every op on the portable kernels; --target T compiles the cpu delegates
+ * for target T only and forces that record at load (exit 77, "skipped", when this CPU cannot run
+ * T). Without either, delegates are compiled for the best target of this machine.
  *
  * --ratchet FILE: the committed list of cases known to pass; any of them failing fails the run.
  * Cases that pass but are not in it are counted so the list can grow. --report-only prints the
@@ -13,11 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/targets.h"
 #include "compare.h"
 #include "core/alloc.h"
 #include "onnx_case.h"
 
-static bool run_case(const char *dir, char *why, size_t why_size)
+typedef struct run_config {
+    int no_delegate;
+    const char *target;     /* NULL: default */
+} run_config;
+
+static bool run_case(const char *dir, const run_config *cfg, char *why, size_t why_size)
 {
     onnx_case c;
     void *bytes = NULL;
@@ -27,7 +37,11 @@ static bool run_case(const char *dir, char *why, size_t why_size)
     bool ok = false;
     if (!onnx_case_load(&c, dir, why, why_size)) goto done;
     kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = c.shapes, .n_input_shapes = c.n_inputs,
-                                .input_shapes_by_position = 1};
+                                .input_shapes_by_position = 1, .no_delegate = cfg->no_delegate};
+    if (cfg->target) {
+        opt.targets = &cfg->target;
+        opt.n_targets = 1;
+    }
     kiln_compile_method m = {.name = "forward", .model_data = c.model, .model_size = c.model_size};
     size_t size;
     char msg[512];
@@ -37,10 +51,11 @@ static bool run_case(const char *dir, char *why, size_t why_size)
         goto done;
     }
     st = kiln_program_open_memory(bytes, size, &program);
-    if (st == KILN_OK) st = kiln_module_create(program, NULL, &module);
+    kiln_module_options mopt = {.struct_size = sizeof mopt, .num_threads = 1, .target = cfg->target};
+    if (st == KILN_OK) st = kiln_module_create(program, &mopt, &module);
     if (st == KILN_OK) st = kiln_method_load(module, "forward", &method);
     if (st != KILN_OK) {
-        snprintf(why, why_size, "load: %s", kiln_status_str(st));
+        snprintf(why, why_size, "load: %s %s", kiln_status_str(st), module ? kiln_module_last_error(module) : "");
         goto done;
     }
     if (kiln_method_input_count(method) != c.n_inputs || kiln_method_output_count(method) != c.n_expected) {
@@ -76,6 +91,7 @@ int main(int argc, char **argv)
 {
     const char *root = ONNX_CASE_DEFAULT_ROOT, *exclude_path = NULL, *ratchet_path = NULL, *write_path = NULL;
     bool report_only = false;
+    run_config cfg = {0};
     int first = 1;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
         const char *a = argv[first];
@@ -85,11 +101,27 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--ratchet") == 0 && v) ratchet_path = argv[++first];
         else if (strcmp(a, "--write-passing") == 0 && v) write_path = argv[++first];
         else if (strcmp(a, "--report-only") == 0) report_only = true;
+        else if (strcmp(a, "--no-delegate") == 0) cfg.no_delegate = 1;
+        else if (strcmp(a, "--target") == 0 && v) cfg.target = argv[++first];
         else {
             fprintf(stderr, "usage: kiln_conformance [--root DIR] [--exclude FILE] [--ratchet FILE] [--report-only] "
-                            "[--write-passing FILE] LIST...\n");
+                            "[--write-passing FILE] [--no-delegate | --target T] LIST...\n");
             return 2;
         }
+    }
+    if (cfg.target) {
+        const kiln_cpu_target *t = kiln_cpu_target_find(cfg.target);
+        if (!t) {
+            fprintf(stderr, "kiln_conformance: unknown target '%s'\n", cfg.target);
+            return 2;
+        }
+        if (!kiln_cpu_target_runnable(t)) {
+            printf("SKIPPED: this CPU cannot run target %s, so its records cannot be checked here\n", cfg.target);
+            return 77;
+        }
+        printf("target %s (delegates compiled for it and forced at load)\n", cfg.target);
+    } else if (cfg.no_delegate) {
+        printf("portable kernels only (--no-delegate)\n");
     }
     size_t n_ex = 0, n_ratchet = 0;
     char **exclude = exclude_path ? onnx_case_list_read(exclude_path, &n_ex) : NULL;
@@ -112,7 +144,7 @@ int main(int argc, char **argv)
             char dir[4096], why[1024];
             snprintf(dir, sizeof dir, "%s/%s", root, list[i]);
             bool known = onnx_case_list_contains(ratchet, list[i]);
-            if (run_case(dir, why, sizeof why)) {
+            if (run_case(dir, &cfg, why, sizeof why)) {
                 passed++;
                 if (wf) fprintf(wf, "%s\n", list[i]);
                 if (ratchet && !known) new_passes++;
