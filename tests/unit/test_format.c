@@ -44,10 +44,16 @@ static kiln_status open_copy(const void *data, size_t size, size_t shift)
     return st;
 }
 
-/* Loads every method of program, sets zero inputs, executes; returns the first failure. */
+/* Loads every method of program, sets zero inputs, executes; returns the first failure. The
+   module allocator refuses requests above 64 MiB: a flipped arena size may ask for terabytes,
+   which must end as OUT_OF_MEMORY (ASan would abort on the attempt), and its blocks are
+   counted to prove that failed loads leak nothing. */
 static kiln_status load_and_run_all(kiln_program *program)
 {
-    kiln_module_options opt = {.struct_size = sizeof opt, .num_threads = 1};
+    unit_alloc u;
+    kiln_allocator a = unit_alloc_make(&u);
+    u.max_size = (size_t)64 << 20;
+    kiln_module_options opt = {.struct_size = sizeof opt, .allocator = &a, .num_threads = 1};
     kiln_module *m;
     kiln_status st = kiln_module_create(program, &opt, &m);
     if (st != KILN_OK) return st;
@@ -68,6 +74,7 @@ static kiln_status load_and_run_all(kiln_program *program)
         kiln_method_unload(h);
     }
     kiln_module_destroy(m);
+    EXPECT(u.live_blocks == 0);
     return st;
 }
 

@@ -62,13 +62,16 @@ static inline int unit_finish(const char *test)
 /* ---- a counting allocator that can fail on purpose -----------------------------------------
  * Fails allocation number fail_at (1-based; 0 = never), and with `persistent` every one after
  * it too (SQLite's two OOM modes: a transient failure must be survivable, a persistent one must
- * unwind cleanly). Counts live blocks so a test can assert that nothing leaked. */
+ * unwind cleanly). Counts live blocks so a test can assert that nothing leaked; max_size caps
+ * single requests. */
 typedef struct unit_alloc {
     size_t n_allocs;        /* attempts so far, failed ones included */
     size_t n_failed;
     size_t live_blocks;
     size_t fail_at;
     bool persistent;
+    size_t max_size;        /* nonzero: larger requests fail (a damaged program may ask for
+                               terabytes, which ASan reports instead of returning NULL) */
 } unit_alloc;
 
 typedef struct unit_block_header {
@@ -86,6 +89,7 @@ static void *unit_alloc_fn(void *ctx, size_t size, size_t alignment)
         u->n_failed++;
         return NULL;
     }
+    if (u->max_size && size > u->max_size) return NULL;
     if (alignment < sizeof(unit_block_header)) alignment = sizeof(unit_block_header);
     void *raw = NULL;
     if (size > SIZE_MAX - alignment || posix_memalign(&raw, alignment, alignment + size) != 0) return NULL;

@@ -20,8 +20,22 @@ typedef struct importer {
     kiln_allocator arena_alloc;
 } importer;
 
-static void *pb_alloc(void *ctx, size_t size) { return kiln_alloc(ctx, size, 16); }
-static void pb_free(void *ctx, void *p) { kiln_free(ctx, p); }
+/* protobuf-c's unpack returns NULL both for bad bytes and for a failed allocation; the
+   allocator remembers the latter so the import can report OUT_OF_MEMORY, not a bad model. */
+typedef struct pb_allocator_ctx {
+    const kiln_allocator *allocator;
+    bool failed;
+} pb_allocator_ctx;
+
+static void *pb_alloc(void *ctx, size_t size)
+{
+    pb_allocator_ctx *c = ctx;
+    void *p = kiln_alloc(c->allocator, size, 16);
+    if (!p) c->failed = true;
+    return p;
+}
+
+static void pb_free(void *ctx, void *p) { kiln_free(((pb_allocator_ctx *)ctx)->allocator, p); }
 
 static bool is_default_domain(const char *domain)
 {
@@ -333,8 +347,10 @@ static kiln_status import_graph(importer *im, const Onnx__ModelProto *m, const k
 kiln_status kiln_onnx_import(kiln_ir_graph *g, const void *bytes, size_t size, const kiln_input_shape *shapes,
                              size_t n_shapes, bool shapes_by_position)
 {
-    ProtobufCAllocator pa = {pb_alloc, pb_free, (void *)g->allocator};
+    pb_allocator_ctx pb = {g->allocator, false};
+    ProtobufCAllocator pa = {pb_alloc, pb_free, &pb};
     Onnx__ModelProto *m = onnx__model_proto__unpack(&pa, size, bytes);
+    if (!m && pb.failed) return kiln_ir_fail(g, KILN_ERROR_OUT_OF_MEMORY, "out of memory while parsing the model");
     if (!m) return kiln_ir_fail(g, KILN_ERROR_MODEL, "not a valid ONNX model (protobuf parse failed)");
     importer im = {.g = g, .shapes_by_position = shapes_by_position};
     kiln_strmap_init(&im.names, &g->arena);

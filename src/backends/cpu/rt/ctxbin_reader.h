@@ -9,7 +9,7 @@
  * what is wrong — never a fallback to some other reading of the bytes.
  *
  * Like the program reader, it does not re-hash the weight blocks or the signature: loading
- * stays O(metadata); `kiln inspect` verifies hashes when asked to look closely.
+ * stays O(metadata); `kiln inspect` checks the signature against the contents.
  * Nothing is copied: the view points into the caller's bytes, which must stay put while used.
  */
 #ifndef KILN_BACKENDS_CPU_RT_CTXBIN_READER_H
