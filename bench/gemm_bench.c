@@ -217,7 +217,8 @@ static bool measure_shape(const gemm_shape *s, const kiln_cpu_target *target, co
     for (size_t t = 0; t < o->n_threads; t++) {
         gemm_row *r = &rows[t];
         *r = (gemm_row){.shape = s, .threads = o->threads[t], .kiln_threads = bench_kiln_threads_used(o->threads[t])};
-        if (target && prep != KILN_OK) r->kiln = (gemm_figure){.ran = true, .status = prep};
+        kiln_status threads_st = target && prep == KILN_OK ? bench_kiln_gemm_set_threads(&g, o->threads[t]) : prep;
+        if (target && threads_st != KILN_OK) r->kiln = (gemm_figure){.ran = true, .status = threads_st};
         else if (target) r->kiln = time_calls(kiln_call, &g, flops, o->min_time);
         openblas_set_num_threads(o->threads[t]);
         r->blas = time_calls(blas_call, &bp, flops, o->min_time);

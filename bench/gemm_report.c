@@ -68,8 +68,9 @@ static void print_header(const gemm_report *r)
            "GFLOP/s = 2·M·N·K / time. \"check\" is max |kiln − OpenBLAS| / max |OpenBLAS| (a kiln figure "
            "counts only when it is at most %.0e).\n",
            r->min_time, GEMM_MAX_REL_ERR);
-    printf("- kiln threads: the GEMM step has no thread pool yet, so rows asking for more threads show kiln's "
-           "single-threaded kernel; the \"kiln thr\" column says what really ran.\n\n");
+    printf("- kiln threads: the GEMM step runs on a kiln thread pool of the row's size with a workspace slot per "
+           "thread, as a loaded module gives the cpu backend; the \"kiln thr\" column says how many threads it "
+           "had.\n\n");
 }
 
 static void print_peaks(const gemm_report *r)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "core/alloc.h"
 
 static int has_gemm(const kiln_cpu_target *t)
 {
@@ -39,11 +40,7 @@ const kiln_cpu_target *bench_kiln_pick_target(const char *forced, char *note, si
     return pick;
 }
 
-int bench_kiln_threads_used(int requested)
-{
-    (void)requested;
-    return 1;
-}
+int bench_kiln_threads_used(int requested) { return requested < 1 ? 1 : requested; }
 
 static void set_shape(kiln_tensor *t, int64_t d0, int64_t d1)
 {
@@ -77,6 +74,7 @@ kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *t
             return KILN_ERROR_OUT_OF_MEMORY;
         }
     }
+    g->exec = (kiln_cpu_exec){.workspace = g->workspace, .workspace_size = g->workspace_size};
     set_shape(&g->a, M, K);
     g->a.data = (void *)A;
     set_shape(&g->b, (int64_t)(packed_size / sizeof(float)), 0);
@@ -92,16 +90,48 @@ kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *t
     return st;
 }
 
+static void drop_threads(bench_kiln_gemm *g)
+{
+    kiln_threadpool_destroy(g->pool);
+    free(g->extra_workspace);
+    g->pool = NULL;
+    g->extra_workspace = NULL;
+    g->exec = (kiln_cpu_exec){.workspace = g->workspace, .workspace_size = g->workspace_size};
+}
+
+kiln_status bench_kiln_gemm_set_threads(bench_kiln_gemm *g, int n_threads)
+{
+    drop_threads(g);
+    if (n_threads <= 1) return KILN_OK;
+    size_t slot = (g->workspace_size + 63) / 64 * 64;
+    if (slot) {
+        g->extra_workspace = bench_alloc(slot * (size_t)(n_threads - 1));
+        if (!g->extra_workspace) return KILN_ERROR_OUT_OF_MEMORY;
+    }
+    kiln_status st = kiln_threadpool_create(kiln_allocator_default(), n_threads, &g->pool);
+    if (st != KILN_OK) {
+        drop_threads(g);
+        return st;
+    }
+    g->exec.parallel_for = kiln_threadpool_parallel_for;
+    g->exec.pool = g->pool;
+    g->exec.n_threads = (uint32_t)n_threads;
+    g->exec.thread_workspace = g->extra_workspace;
+    g->exec.thread_workspace_stride = slot;
+    return KILN_OK;
+}
+
 kiln_status bench_kiln_gemm_run(bench_kiln_gemm *g)
 {
     const kiln_tensor *in[3] = {&g->a, &g->b, NULL};
     kiln_tensor *out[1] = {&g->y};
-    kiln_cpu_exec exec = {g->workspace, g->workspace_size};
+    kiln_cpu_exec exec = g->exec;
     return g->target->kernels->ops[KILN_CPU_OP_GEMM](&g->params, in, out, &exec);
 }
 
 void bench_kiln_gemm_release(bench_kiln_gemm *g)
 {
+    drop_threads(g);
     free(g->b_packed);
     free(g->workspace);
     g->b_packed = NULL;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "backends/cpu/targets.h"
+#include "core/threadpool.h"
 
 /* The target to benchmark: `forced` by name (NULL when it is unknown or not runnable here), or
  * the best runnable target; when that table has no GEMM step yet, the best runnable one that
@@ -19,9 +20,9 @@
  * no runnable table has a GEMM step. */
 const kiln_cpu_target *bench_kiln_pick_target(const char *forced, char *note, size_t note_size);
 
-/* Threads kiln's GEMM step really uses when the benchmark asks for `requested`. The step
- * interface (kiln_cpu_exec) carries no thread pool yet, so this is 1: the 2-thread rows show
- * the single-threaded kernel, labelled as such. Wire the pool here when the interface gets one. */
+/* Threads kiln's GEMM step runs on when the benchmark asks for `requested`: all of them — the
+ * step gets a kiln thread pool of that size through kiln_cpu_exec (bench_kiln_gemm_set_threads),
+ * as the runtime hands a module's pool to the cpu backend. */
 int bench_kiln_threads_used(int requested);
 
 /* One prepared problem Y (M x N) = A (M x K) . B (K x N), all row-major. */
@@ -32,6 +33,9 @@ typedef struct bench_kiln_gemm {
     void *workspace;                /* (workspace_size) 64-byte aligned, or NULL when 0 */
     size_t workspace_size;
     kiln_tensor a, b, y;            /* step tensors; y->data is the caller's Y */
+    kiln_threadpool *pool;          /* NULL for one thread */
+    kiln_cpu_exec exec;             /* workspace slot 0 above, slots 1..n-1 in extra_workspace */
+    void *extra_workspace;
 } bench_kiln_gemm;
 
 /* Packs B, sizes the workspace and validates the step as the runtime does at load. A and Y must
@@ -39,6 +43,10 @@ typedef struct bench_kiln_gemm {
  * KILN_ERROR_INCOMPATIBLE (the table rejects the step); on failure nothing is left to release. */
 kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *target, int64_t M, int64_t N,
                                     int64_t K, const float *A, const float *B, float *Y);
+/* Runs the following executions on n_threads threads (a kiln thread pool, created here, and a
+ * workspace slot per thread, as the runtime gives a delegate handle). KILN_OK,
+ * KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_THREAD (then the problem stays single-threaded). */
+kiln_status bench_kiln_gemm_set_threads(bench_kiln_gemm *g, int n_threads);
 /* One execution of the step; its status. */
 kiln_status bench_kiln_gemm_run(bench_kiln_gemm *g);
 void bench_kiln_gemm_release(bench_kiln_gemm *g);

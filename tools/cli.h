@@ -43,5 +43,6 @@ int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_scratch_size(int argc, char **argv);
 
 #endif

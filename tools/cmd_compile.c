@@ -26,21 +26,58 @@ static void usage(FILE *f)
             "                              (AVX2+FMA) or x86-64-v4 (AVX-512); repeat for a program\n"
             "                              that carries one record per target and picks the best\n"
             "                              one at load (default: the best target of this machine)\n"
+            "  --precision P               compute precision of the cpu delegates: f32 (the default;\n"
+            "                              bf16 is named but no target executes it yet); once for all\n"
+            "                              targets, or once per --target in the same order\n"
+            "  --weight-sharing            with several --method: compile partition i of every method\n"
+            "                              into one context binary (a graph per method, one copy of\n"
+            "                              the weights); the methods must partition alike\n"
             "  --no-delegate               keep every op on the portable kernels (no --target then)\n"
+            "  --slc                       cache-resident scratch planning for the cpu delegates:\n"
+            "                              short-lived intermediates in a region sized to the\n"
+            "                              targets' last-level cache, most recently freed block\n"
+            "                              reused first (docs/slc.md); same results\n"
+            "  --shards N                  split the model into N programs that run in sequence, cut\n"
+            "                              where the weight bytes balance; -o names the manifest,\n"
+            "                              shard i goes to OUT-minus-extension-shard<i>.kiln, and\n"
+            "                              all shards get one scratch-group size (docs/cli.md)\n"
             "  -h, --help                  show this help\n"
             "\n"
-            "Exit status: 0 ok, 1 failure, 2 usage error, 3 unsupported operator (the message names the\n"
-            "op, its domain, opset and node), 4 invalid model.\n");
+            "Exit status: 0 ok, 1 failure, 2 usage error or invalid compile spec (an unknown, repeated or\n"
+            "empty target list, a precision count that does not match the targets, options that\n"
+            "contradict each other), 3 unsupported operator (the message names the op, its domain, opset\n"
+            "and node), 4 invalid model.\n");
+}
+
+/* --shards N: one model, N shard programs and the manifest at out. */
+static int compile_shards(const kiln_compile_options *opt, const kiln_compile_method *methods, size_t n_methods,
+                          const char *out, size_t n_shards)
+{
+    if (n_methods != 1) {
+        cli_error("compile: --shards splits one model; give one MODEL.onnx (or one --method)");
+        return KILN_EXIT_USAGE;
+    }
+    char message[1024];
+    double t0 = cli_now();
+    kiln_status st = kiln_compile_shards(opt, &methods[0], n_shards, out, message, sizeof message);
+    if (st != KILN_OK) {
+        cli_error("compile failed: %s", message[0] ? message : kiln_status_str(st));
+        return cli_exit_status(st);
+    }
+    printf("compiled '%s' into %zu shard%s with manifest %s in %.1f ms\n", methods[0].name, n_shards,
+           n_shards == 1 ? "" : "s", out, 1e3 * (cli_now() - t0));
+    return KILN_EXIT_OK;
 }
 
 int cmd_compile(int argc, char **argv)
 {
     kiln_compile_method methods[MAX_METHODS];
     kiln_input_shape shapes[MAX_SHAPES];
-    const char *targets[MAX_TARGETS];
-    size_t n_methods = 0, n_shapes = 0, n_targets = 0;
+    const char *targets[MAX_TARGETS], *precisions[MAX_TARGETS];
+    size_t n_methods = 0, n_shapes = 0, n_targets = 0, n_precisions = 0;
     const char *out = NULL, *positional = NULL;
-    int no_delegate = 0;
+    int no_delegate = 0, slc = 0, weight_sharing = 0;
+    long shards = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -70,8 +107,23 @@ int cmd_compile(int argc, char **argv)
                 return KILN_EXIT_USAGE;
             }
             targets[n_targets++] = argv[++i];
+        } else if (strcmp(a, "--precision") == 0 && has_value) {
+            if (n_precisions == MAX_TARGETS) {
+                cli_error("compile: more than %d --precision options", MAX_TARGETS);
+                return KILN_EXIT_USAGE;
+            }
+            precisions[n_precisions++] = argv[++i];
+        } else if (strcmp(a, "--weight-sharing") == 0) {
+            weight_sharing = 1;
         } else if (strcmp(a, "--no-delegate") == 0) {
             no_delegate = 1;
+        } else if (strcmp(a, "--shards") == 0 && has_value) {
+            if (!cli_parse_int(argv[++i], 1, 1024, &shards)) {
+                cli_error("--shards wants a number of shards 1..1024, got '%s'", argv[i]);
+                return KILN_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--slc") == 0) {
+            slc = 1;
         } else if (a[0] == '-') {
             cli_error("compile: unknown or incomplete option '%s' (try 'kiln compile --help')", a);
             return KILN_EXIT_USAGE;
@@ -99,7 +151,9 @@ int cmd_compile(int argc, char **argv)
     }
     kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = shapes, .n_input_shapes = n_shapes,
                                 .no_delegate = no_delegate, .targets = n_targets ? targets : NULL,
-                                .n_targets = n_targets};
+                                .n_targets = n_targets, .slc = slc, .precisions = n_precisions ? precisions : NULL,
+                                .n_precisions = n_precisions, .weight_sharing = weight_sharing};
+    if (shards) return compile_shards(&opt, methods, n_methods, out, (size_t)shards);
     char message[1024];
     double t0 = cli_now();
     kiln_status st = kiln_compile_file(&opt, methods, n_methods, out, message, sizeof message);

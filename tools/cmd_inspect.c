@@ -2,12 +2,14 @@
  * segments, delegate calls) and, for each context binary of the `cpu` backend, its signature
  * (checked against the contents), compile spec, records, graphs, weight and scratch sizes — as
  * text or --json. Reads the program through the validating format reader and each context
- * binary through the runtime's own validating reader (backends/cpu/rt/ctxbin_reader.h), so what
- * inspect calls valid is exactly what a module would load. */
+ * binary through the runtime's metadata query (backends/cpu/rt/ctxbin_describe.h: its own
+ * validating reader, without binding weights, choosing kernels or touching the delegate cache),
+ * so what inspect calls valid is exactly what a module would load. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/rt/ctxbin_describe.h"
 #include "backends/cpu/rt/ctxbin_reader.h"
 #include "cli.h"
 #include "compiler/onnx/onnx_tensor.h"
@@ -25,8 +27,10 @@ static void usage(FILE *f)
             "method its inputs, outputs, instruction count, op histogram, planned activation arena\n"
             "and scratch sizes, and its delegate calls. For each context binary of the cpu backend:\n"
             "signature (checked against the contents), compile spec, weight bytes, and per record\n"
-            "its target, required CPU features, register tile, cache sizes and bytes, and per graph\n"
-            "its steps, inputs, outputs and scratch size. Invalid binaries are reported as such.\n"
+            "its target, required CPU features, register tile, cache sizes, its bytes, the bytes it\n"
+            "shares with other records and what it added to the binary (bytes and percent over the\n"
+            "records listed before it), and per graph its steps, inputs, outputs and scratch size.\n"
+            "Invalid binaries are reported as such.\n"
             "\n"
             "options:\n"
             "  --json       machine-readable output\n"
@@ -108,7 +112,8 @@ static uint64_t const_bytes(const kiln_program_view *v)
 typedef struct ctx_entry {
     uint32_t segment;
     size_t uses;                    /* delegate calls naming this segment */
-    kiln_ctxbin bin;                /* valid when status is KILN_OK */
+    kiln_cpu_ctxbin_desc desc;      /* the metadata query's answer, valid when status is KILN_OK */
+    kiln_ctxbin bin;                /* its validated view (desc.bin) */
     kiln_status status;
     char error[256];
     bool signature_ok;
@@ -136,7 +141,9 @@ static size_t collect_ctx(const kiln_program_view *v, ctx_entry *out, size_t max
         e->uses = 1;
         const uint8_t *data = kiln_view_segment_data(v, in->segment);
         uint64_t size = v->segments[in->segment].size;
-        e->status = kiln_ctxbin_open(&e->bin, data, (size_t)size, kiln_allocator_default(), e->error, sizeof e->error);
+        e->status = kiln_cpu_ctxbin_describe(data, (size_t)size, kiln_allocator_default(), &e->desc, e->error,
+                                             sizeof e->error);
+        if (e->status == KILN_OK) e->bin = e->desc.bin;
         if (size >= KILN_CTX_HEADER_SIZE)
             e->signature_ok = ((const kiln_ctx_header *)(const void *)data)->signature ==
                               kiln_hash64(data + KILN_CTX_HEADER_SIZE, (size_t)size - KILN_CTX_HEADER_SIZE, KILN_CTX_VERSION);
@@ -151,23 +158,94 @@ static uint64_t weight_bytes(const kiln_ctxbin *b)
     return total;
 }
 
-/* Bytes a record accounts for: its tables, and each weight block its graphs use (once). */
-static uint64_t record_bytes(const kiln_ctxbin *b, const kiln_ctx_record *r)
+/* ---- what each record costs ------------------------------------------------------------------
+ * A record's bytes are its own tables (record entry, graph table, tensors, steps, target name)
+ * plus every weight block its graphs use, each counted once with its table entry and its 64-byte
+ * alignment. Of those, `shared` are the bytes of blocks another record uses too. `added` is what
+ * the record cost the binary on top of the records listed before it: its tables and the blocks no
+ * earlier record uses; its percentage is relative to the binary those earlier records make
+ * alone (file size minus what this record and the later ones added). The header, graph names
+ * and padding are common to all. */
+
+typedef struct record_size {
+    uint64_t bytes, shared, added;
+    double added_percent;           /* < 0 for the first record: nothing before it */
+} record_size;
+
+static uint64_t block_cost(const kiln_ctxbin *b, uint32_t block)
 {
-    uint64_t bytes = (uint64_t)r->n_graphs * sizeof(kiln_ctx_graph);
-    bool *seen = kiln_alloc_zero(kiln_allocator_default(), b->header->n_blocks + 1, 1);
+    return ((b->blocks[block].size + 63) & ~(uint64_t)63) + sizeof(kiln_ctx_block);
+}
+
+static uint64_t record_table_bytes(const kiln_ctxbin *b, const kiln_ctx_record *r)
+{
+    uint64_t bytes = sizeof(kiln_ctx_record) + (uint64_t)r->n_graphs * sizeof(kiln_ctx_graph) +
+                     strlen(kiln_ctxbin_string(b, r->target)) + 1;
     const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, r);
-    for (uint32_t g = 0; g < r->n_graphs; g++) {
+    for (uint32_t g = 0; g < r->n_graphs; g++)
         bytes += (uint64_t)graphs[g].n_tensors * sizeof(kiln_ctx_tensor) + (uint64_t)graphs[g].n_steps * sizeof(kiln_ctx_step);
-        const kiln_ctx_tensor *t = kiln_ctxbin_tensors(b, &graphs[g]);
-        for (uint32_t i = 0; seen && i < graphs[g].n_tensors; i++) {
-            if (t[i].kind != KILN_CTX_TENSOR_WEIGHT || seen[t[i].block]) continue;
-            seen[t[i].block] = true;
-            bytes += b->blocks[t[i].block].size;
+    return bytes;
+}
+
+/* users[block]: bit r set when record r references the block (the reader allows 64 records). */
+static void mark_block_users(const kiln_ctxbin *b, uint64_t *users)
+{
+    for (uint32_t r = 0; r < b->header->n_records; r++) {
+        const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, &b->records[r]);
+        for (uint32_t g = 0; g < b->records[r].n_graphs; g++) {
+            const kiln_ctx_tensor *t = kiln_ctxbin_tensors(b, &graphs[g]);
+            for (uint32_t i = 0; i < graphs[g].n_tensors; i++)
+                if (t[i].kind == KILN_CTX_TENSOR_WEIGHT) users[t[i].block] |= (uint64_t)1 << r;
         }
     }
-    kiln_free(kiln_allocator_default(), seen);
-    return bytes;
+}
+
+/* sizes[n_records]; false when out of memory. */
+static bool record_sizes(const kiln_ctxbin *b, uint64_t file_size, record_size *sizes)
+{
+    uint32_t n_records = b->header->n_records, n_blocks = b->header->n_blocks;
+    uint64_t *users = kiln_alloc_zero(kiln_allocator_default(), ((size_t)n_blocks + 1) * sizeof *users, 8);
+    if (!users) return false;
+    mark_block_users(b, users);
+    uint64_t added_total = 0;
+    for (uint32_t r = 0; r < n_records; r++) {
+        uint64_t self = (uint64_t)1 << r, earlier = self - 1;
+        record_size *s = &sizes[r];
+        s->bytes = s->added = record_table_bytes(b, &b->records[r]);
+        s->shared = 0;
+        for (uint32_t k = 0; k < n_blocks; k++) {
+            if (!(users[k] & self)) continue;
+            uint64_t cost = block_cost(b, k);
+            s->bytes += cost;
+            if (users[k] & ~self) s->shared += cost;
+            if (!(users[k] & earlier)) s->added += cost;
+        }
+        added_total += s->added;
+    }
+    uint64_t later = added_total; /* what records r, r+1, ... added */
+    for (uint32_t r = 0; r < n_records; r++) {
+        uint64_t before = file_size > later ? file_size - later : 0;
+        sizes[r].added_percent = r == 0 || before == 0 ? -1.0 : 100.0 * (double)sizes[r].added / (double)before;
+        later -= sizes[r].added;
+    }
+    kiln_free(kiln_allocator_default(), users);
+    return true;
+}
+
+static void print_record_size_text(const record_size *s)
+{
+    printf("      size: %llu bytes, %llu shared with other records; ", (unsigned long long)s->bytes,
+           (unsigned long long)s->shared);
+    if (s->added_percent < 0) printf("first record: %llu bytes of the binary\n", (unsigned long long)s->added);
+    else printf("this target added %llu bytes (+%.2f%%)\n", (unsigned long long)s->added, s->added_percent);
+}
+
+static void print_record_size_json(const record_size *s)
+{
+    printf(", \"bytes\": %llu, \"shared_bytes\": %llu, \"added_bytes\": %llu, \"added_percent\": ",
+           (unsigned long long)s->bytes, (unsigned long long)s->shared, (unsigned long long)s->added);
+    if (s->added_percent < 0) printf("null");
+    else printf("%.4f", s->added_percent);
 }
 
 /* "gemm 2, unary 3" (text) or "\"gemm\": 2, \"unary\": 3" (json) */
@@ -185,15 +263,13 @@ static void step_histogram(const kiln_ctxbin *b, const kiln_ctx_graph *g, bool j
     }
 }
 
-static void graph_io(const kiln_ctxbin *b, const kiln_ctx_graph *g, bool inputs, bool json)
+static void graph_io(const kiln_cpu_graph_desc *g, bool inputs, bool json)
 {
-    const kiln_ctx_tensor *t = kiln_ctxbin_tensors(b, g);
-    uint32_t first = inputs ? 0 : g->n_inputs, n = inputs ? g->n_inputs : g->n_outputs;
+    const kiln_tensor *t = inputs ? g->inputs : g->outputs;
+    uint32_t n = inputs ? g->n_inputs : g->n_outputs;
     for (uint32_t i = 0; i < n; i++) {
-        kiln_tensor view;
         char shape[160];
-        kiln_ctxbin_tensor_view(&t[first + i], &view);
-        cli_format_shape(&view, shape, sizeof shape);
+        cli_format_shape(&t[i], shape, sizeof shape);
         if (json) {
             printf("%s", i ? ", " : "");
             json_string(shape);
@@ -220,25 +296,30 @@ static void print_ctx_text(const ctx_entry *e, uint64_t size)
            (unsigned long long)h->group_scratch_size, h->group_scratch_size ? "" : " (the graphs' own need)");
     printf("    weights: %u block%s, %llu bytes\n", h->n_blocks, h->n_blocks == 1 ? "" : "s",
            (unsigned long long)weight_bytes(b));
+    printf("    scratch need: %llu bytes (largest graph of any record)%s\n", (unsigned long long)e->desc.scratch_need,
+           e->desc.group_fits ? "" : "; the group size is SMALLER: records that need more will not load");
+    record_size sizes[64];
+    bool sized = h->n_records <= 64 && record_sizes(b, size, sizes);
     for (uint32_t r = 0; r < h->n_records; r++) {
         const kiln_ctx_record *rec = &b->records[r];
         char features[256];
         kiln_cpu_features_format(rec->features, features, sizeof features);
-        printf("    record '%s': needs [%s], tile %ux%u, caches L1 %lluK L2 %lluK L3 %lluK, %llu bytes\n",
+        printf("    record '%s': needs [%s], tile %ux%u, caches L1 %lluK L2 %lluK L3 %lluK\n",
                kiln_ctxbin_string(b, rec->target), features, rec->gemm_mr, rec->gemm_nr,
                (unsigned long long)rec->l1_size >> 10, (unsigned long long)rec->l2_size >> 10,
-               (unsigned long long)rec->l3_size >> 10, (unsigned long long)record_bytes(b, rec));
-        const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, rec);
-        for (uint32_t g = 0; g < rec->n_graphs; g++) {
-            const kiln_ctx_graph *gr = &graphs[g];
-            printf("      graph '%s': %u steps (", kiln_ctxbin_string(b, gr->name), gr->n_steps);
-            step_histogram(b, gr, false);
+               (unsigned long long)rec->l3_size >> 10);
+        if (sized) print_record_size_text(&sizes[r]);
+        const kiln_cpu_record_desc *rd = &e->desc.records[r];
+        for (uint32_t g = 0; g < rd->n_graphs; g++) {
+            const kiln_cpu_graph_desc *gd = &rd->graphs[g];
+            printf("      graph '%s': %u steps (", gd->name, gd->n_steps);
+            step_histogram(b, gd->fmt, false);
             printf("), inputs ");
-            graph_io(b, gr, true, false);
+            graph_io(gd, true, false);
             printf(", outputs ");
-            graph_io(b, gr, false, false);
-            printf(", scratch %llu bytes (workspace %llu)\n", (unsigned long long)gr->scratch_size,
-                   (unsigned long long)(gr->scratch_size - gr->workspace_offset));
+            graph_io(gd, false, false);
+            printf(", scratch %llu bytes (workspace %llu)\n", (unsigned long long)gd->scratch_size,
+                   (unsigned long long)gd->workspace_size);
         }
     }
 }
@@ -255,11 +336,15 @@ static void print_ctx_json(const ctx_entry *e, uint64_t size)
     }
     const kiln_ctxbin *b = &e->bin;
     const kiln_ctx_header *h = b->header;
+    record_size sizes[64];
+    bool sized = h->n_records <= 64 && record_sizes(b, size, sizes);
     printf(", \"signature\": \"%016llx\", \"signature_ok\": %s, \"precision\": \"%s\", \"weight_sharing\": %s, "
-           "\"slc\": %s, \"group_scratch_size\": %llu, \"weight_blocks\": %u, \"weight_bytes\": %llu, \"records\": [",
+           "\"slc\": %s, \"group_scratch_size\": %llu, \"scratch_need\": %llu, \"group_fits\": %s, \"weight_blocks\": %u, "
+           "\"weight_bytes\": %llu, \"records\": [",
            (unsigned long long)h->signature, e->signature_ok ? "true" : "false", h->precision ? "bf16" : "f32",
            h->spec_flags & KILN_CTX_SPEC_WEIGHT_SHARING ? "true" : "false", h->spec_flags & KILN_CTX_SPEC_SLC ? "true" : "false",
-           (unsigned long long)h->group_scratch_size, h->n_blocks, (unsigned long long)weight_bytes(b));
+           (unsigned long long)h->group_scratch_size, (unsigned long long)e->desc.scratch_need,
+           e->desc.group_fits ? "true" : "false", h->n_blocks, (unsigned long long)weight_bytes(b));
     for (uint32_t r = 0; r < h->n_records; r++) {
         const kiln_ctx_record *rec = &b->records[r];
         char features[256];
@@ -268,23 +353,24 @@ static void print_ctx_json(const ctx_entry *e, uint64_t size)
         json_string(kiln_ctxbin_string(b, rec->target));
         printf(", \"features\": ");
         json_string(features);
-        printf(", \"gemm_mr\": %u, \"gemm_nr\": %u, \"l1_size\": %llu, \"l2_size\": %llu, \"l3_size\": %llu, \"bytes\": %llu, "
-               "\"graphs\": [",
+        printf(", \"gemm_mr\": %u, \"gemm_nr\": %u, \"l1_size\": %llu, \"l2_size\": %llu, \"l3_size\": %llu",
                rec->gemm_mr, rec->gemm_nr, (unsigned long long)rec->l1_size, (unsigned long long)rec->l2_size,
-               (unsigned long long)rec->l3_size, (unsigned long long)record_bytes(b, rec));
-        const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, rec);
-        for (uint32_t g = 0; g < rec->n_graphs; g++) {
-            const kiln_ctx_graph *gr = &graphs[g];
+               (unsigned long long)rec->l3_size);
+        if (sized) print_record_size_json(&sizes[r]);
+        printf(", \"graphs\": [");
+        const kiln_cpu_record_desc *rd = &e->desc.records[r];
+        for (uint32_t g = 0; g < rd->n_graphs; g++) {
+            const kiln_cpu_graph_desc *gd = &rd->graphs[g];
             printf("%s{\"name\": ", g ? ", " : "");
-            json_string(kiln_ctxbin_string(b, gr->name));
-            printf(", \"steps\": %u, \"ops\": {", gr->n_steps);
-            step_histogram(b, gr, true);
+            json_string(gd->name);
+            printf(", \"steps\": %u, \"ops\": {", gd->n_steps);
+            step_histogram(b, gd->fmt, true);
             printf("}, \"inputs\": [");
-            graph_io(b, gr, true, true);
+            graph_io(gd, true, true);
             printf("], \"outputs\": [");
-            graph_io(b, gr, false, true);
-            printf("], \"scratch_size\": %llu, \"workspace_size\": %llu}", (unsigned long long)gr->scratch_size,
-                   (unsigned long long)(gr->scratch_size - gr->workspace_offset));
+            graph_io(gd, false, true);
+            printf("], \"scratch_size\": %llu, \"workspace_size\": %llu}", (unsigned long long)gd->scratch_size,
+                   (unsigned long long)gd->workspace_size);
         }
         printf("]}");
     }
@@ -412,6 +498,7 @@ int cmd_inspect(int argc, char **argv)
     size_t n_ctx = collect_ctx(&v, ctx, max_ctx);
     if (json) print_json(&v, ctx, n_ctx);
     else print_text(&v, path, ctx, n_ctx);
+    for (size_t i = 0; i < n_ctx; i++) kiln_cpu_ctxbin_desc_free(&ctx[i].desc);
     kiln_free(a, ctx);
     kiln_free(a, bytes);
     return KILN_EXIT_OK;

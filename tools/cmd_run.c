@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "core/alloc.h"
 #include "io/npy.h"
+#include "run_shards.h"
 
 #define MAX_INPUTS 64
 
@@ -18,13 +19,13 @@ typedef struct run_args {
     kiln_input_shape shapes[MAX_INPUTS];
     size_t n_shapes;
     long threads, iterations;
-    bool quiet;
+    bool quiet, stats;
 } run_args;
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: kiln run PROGRAM(.kiln|.onnx) [options]\n"
+            "usage: kiln run PROGRAM(.kiln|.onnx|shard manifest) [options]\n"
             "\n"
             "Runs a method of a program on input tensors (.npy, or ONNX TensorProto .pb) and prints\n"
             "each output's shape, its first values and the time taken. An .onnx model is compiled\n"
@@ -40,7 +41,13 @@ static void usage(FILE *f)
             "  --threads N                worker threads (0 = one per core)\n"
             "  --iterations N             execute N times and report min/median time (default 1)\n"
             "  -q, --quiet                print nothing but errors\n"
-            "  -h, --help                 show this help\n");
+            "  --stats                    print the runtime counters (live contexts, scratch groups\n"
+            "                             and scratch bytes reserved) after executing\n"
+            "  -h, --help                 show this help\n"
+            "\n"
+            "A shard manifest (kiln compile --shards) runs its shard programs in sequence, each in\n"
+            "its own module, all sharing one explicit scratch group; inputs and outputs are the\n"
+            "whole model's.\n");
 }
 
 static int parse(int argc, char **argv, run_args *r)
@@ -58,6 +65,7 @@ static int parse(int argc, char **argv, run_args *r)
         else if (strcmp(a, "--outputs") == 0 && v) r->outputs_dir = argv[++i];
         else if (strcmp(a, "--target") == 0 && v) r->target = argv[++i];
         else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) r->quiet = true;
+        else if (strcmp(a, "--stats") == 0) r->stats = true;
         else if (strcmp(a, "--input") == 0 && v) {
             if (r->n_input_specs == MAX_INPUTS) return KILN_EXIT_USAGE;
             r->input_specs[r->n_input_specs++] = argv[++i];
@@ -218,7 +226,7 @@ static int bind_inputs(kiln_method *method, const input_set *in)
     return 0;
 }
 
-static void print_output(size_t i, const char *name, const kiln_tensor *t)
+void run_print_output(size_t i, const char *name, const kiln_tensor *t)
 {
     char shape[160];
     cli_format_shape(t, shape, sizeof shape);
@@ -266,7 +274,7 @@ static int execute_and_report(run_args *r, kiln_method *method)
     for (size_t i = 0; i < kiln_method_output_count(method) && rc == 0; i++) {
         kiln_tensor out;
         kiln_method_get_output(method, i, &out);
-        if (!r->quiet) print_output(i, kiln_method_output_name(method, i), &out);
+        if (!r->quiet) run_print_output(i, kiln_method_output_name(method, i), &out);
         if (r->outputs_dir) {
             char path[4096];
             snprintf(path, sizeof path, "%s/output_%zu.npy", r->outputs_dir, i);
@@ -304,6 +312,12 @@ int cmd_run(int argc, char **argv)
     kiln_module *module = NULL;
     kiln_method *method = NULL;
     if ((rc = load_inputs(&r, &in)) != 0) goto done;
+    if (shard_manifest_detect(r.program)) {
+        shard_run_options so = {in.t, in.name, in.n, r.method, r.outputs_dir, r.target, (int)r.threads, r.iterations,
+                                r.quiet, r.stats};
+        rc = run_shards(r.program, &so);
+        goto done;
+    }
     if ((rc = open_program(&r, &in, &bytes, &program)) != 0) goto done;
     kiln_module_options opt = {sizeof opt, NULL, NULL, (int)r.threads, r.target};
     kiln_status st = kiln_module_create(program, &opt, &module);
@@ -317,6 +331,7 @@ int cmd_run(int argc, char **argv)
     }
     if ((rc = bind_inputs(method, &in)) != 0) goto done;
     rc = execute_and_report(&r, method);
+    if (rc == 0 && r.stats) run_print_stats();
 done:
     kiln_module_destroy(module);
     kiln_program_close(program);

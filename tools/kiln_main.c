@@ -14,6 +14,8 @@ static void usage(FILE *f)
             "  run       run a .kiln program (or an .onnx model directly) on input tensors\n"
             "  inspect   describe a .kiln program (--json for machines)\n"
             "  bench     time a method of a .kiln program: min/median/mean latency (--json)\n"
+            "  scratch-size  largest scratch need of programs (e.g. shards); --write records it as\n"
+            "            their shared scratch-group size\n"
             "\n"
             "Run 'kiln <command> --help' for a command's options. 'kiln --version' prints the version.\n"
             "Exit status: 0 ok, 1 failure, 2 usage error, 3 unsupported operator, 4 invalid input file.\n");
@@ -38,6 +40,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
+    if (strcmp(cmd, "scratch-size") == 0) return cmd_scratch_size(argc - 1, argv + 1);
     cli_error("unknown command '%s' (try 'kiln --help')", cmd);
     return KILN_EXIT_USAGE;
 }

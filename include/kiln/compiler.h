@@ -50,10 +50,31 @@ typedef struct kiln_compile_options {
                                                machine. Unknown or repeated names, an empty list,
                                                or targets with no_delegate: KILN_ERROR_COMPILE_SPEC */
     size_t n_targets;
+    int slc;                                /* nonzero: cache-resident scratch planning for the
+                                               `cpu` delegates (docs/slc.md): short-lived
+                                               intermediates in a region sized to the targets'
+                                               last-level cache, most recently freed block reused
+                                               first. Changes placement only, never results */
+    const char *target;                     /* the scalar form of `targets`: one target, exactly as
+                                               a list of one (same bytes); NULL: none. Giving both
+                                               target and targets: KILN_ERROR_COMPILE_SPEC */
+    const char *const *precisions;          /* per-target precision names ("f32"; "bf16" is named
+                                               but no target executes it yet): none (f32), one for
+                                               every target, or exactly one per target in target
+                                               order; any other count, an unknown name or one a
+                                               target cannot execute: KILN_ERROR_COMPILE_SPEC */
+    size_t n_precisions;
+    int weight_sharing;                     /* nonzero: partition i of every method is compiled into
+                                               ONE context binary with a graph per method (named
+                                               after it) over one copy of the weights; the methods
+                                               must partition alike (docs/cli.md) */
 } kiln_compile_options;
 
-/* Compile the methods into a program written at out_path (atomically: a temporary file renamed
- * into place, removed on any failure). Statuses: KILN_ERROR_INVALID_ARGUMENT, KILN_ERROR_IO,
+/* Compile the methods into a program written at out_path (atomically: a temporary file, flushed
+ * to disk and renamed into place, removed on any failure — out_path keeps its previous content or
+ * stays absent; if the removal fails too, the message adds "; also: could not remove temporary
+ * file ..." after the original error, whose status is returned). The compile spec is checked
+ * before any model is read. Statuses: KILN_ERROR_INVALID_ARGUMENT, KILN_ERROR_IO,
  * KILN_ERROR_MODEL (unreadable or invalid ONNX), KILN_ERROR_UNSUPPORTED_OP,
  * KILN_ERROR_SHAPE_MISMATCH / KILN_ERROR_DTYPE_MISMATCH (inconsistent model),
  * KILN_ERROR_COMPILE_SPEC, KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_LIMIT. */
@@ -65,6 +86,20 @@ kiln_status kiln_compile_file(const kiln_compile_options *options, const kiln_co
 kiln_status kiln_compile_memory(const kiln_compile_options *options, const kiln_compile_method *methods,
                                 size_t n_methods, void **out_data, size_t *out_size, char *message,
                                 size_t message_size);
+
+/* Compile one model as n_shards programs that run in sequence (`kiln compile --shards N`).
+ * The model is cut at n_shards - 1 points of its node order, balanced by weight bytes, where
+ * every value crossing a cut has a static shape; each shard's inputs are the values crossing
+ * into it (graph inputs and earlier shards' outputs), its outputs those later shards or the
+ * graph's outputs read. Shard i is compiled with these options (input_shapes apply to the
+ * whole model) as method->name into "<manifest_path minus its extension>-shard<i>.kiln", then
+ * the largest scratch need of all shards is recorded as the scratch-group size of every shard's
+ * context binaries, and manifest_path receives the text manifest that connects them (format in
+ * docs/cli.md; `kiln run MANIFEST` runs it). All files are written atomically and only after
+ * every shard compiled; on failure none is left behind. Statuses: those of kiln_compile_file;
+ * KILN_ERROR_COMPILE_SPEC when n_shards is 0, above 1024, or more than the model can be cut into. */
+kiln_status kiln_compile_shards(const kiln_compile_options *options, const kiln_compile_method *method,
+                                size_t n_shards, const char *manifest_path, char *message, size_t message_size);
 
 #ifdef __cplusplus
 }

@@ -218,10 +218,10 @@ kiln_status kiln_ir_partition_find(kiln_ir_graph *g, const char *method, kiln_ir
     return KILN_OK;
 }
 
-kiln_status kiln_ir_partition_replace(kiln_ir_graph *g, const kiln_ir_partition *p, size_t index, const char *backend,
-                                      void *payload, size_t payload_size)
+/* Replace p's nodes by one delegate node over payload, which the caller keeps alive as long as g. */
+static kiln_status replace_nodes(kiln_ir_graph *g, const kiln_ir_partition *p, size_t index, const char *backend,
+                                 const void *payload, size_t payload_size)
 {
-    KILN_TRY(kiln_ir_graph_adopt(g, payload));
     const kiln_cpu_aot_graph *pg = &p->graph;
     int32_t *inputs = KILN_ARENA_ARRAY(&g->arena, int32_t, pg->n_inputs + 1);
     int32_t *outputs = KILN_ARENA_ARRAY(&g->arena, int32_t, pg->n_outputs + 1);
@@ -246,32 +246,102 @@ kiln_status kiln_ir_partition_replace(kiln_ir_graph *g, const kiln_ir_partition 
     return KILN_OK;
 }
 
-kiln_status kiln_ir_delegate_cpu(kiln_ir_graph *g, const char *method, const char *const *targets, size_t n_targets)
+kiln_status kiln_ir_partition_replace(kiln_ir_graph *g, const kiln_ir_partition *p, size_t index, const char *backend,
+                                      void *payload, size_t payload_size)
+{
+    KILN_TRY(kiln_ir_graph_adopt(g, payload));
+    return replace_nodes(g, p, index, backend, payload, payload_size);
+}
+
+/* One context binary for the given partition graphs (one per method), or *payload NULL when a
+   requested target has no kernel for some step: the partitions then stay portable, which is
+   always correct (debug builds say so, in case it was not meant). */
+static kiln_status compile_partition(kiln_ir_graph *g, const kiln_cpu_aot_spec *spec, const kiln_cpu_aot_graph *graphs,
+                                     size_t n_graphs, const char *what, size_t index, void **payload, size_t *size)
+{
+    char message[512];
+    kiln_status st = kiln_cpu_aot_compile(spec, graphs, n_graphs, payload, size, message, sizeof message);
+    if (st == KILN_ERROR_NOT_SUPPORTED) {
+#ifdef KILN_DEBUG
+        fprintf(stderr, "kiln: %s: cpu partition %zu stays portable: %s\n", what, index, message);
+#endif
+        *payload = NULL;
+        return KILN_OK;
+    }
+    if (st != KILN_OK)
+        return kiln_ir_fail(g, st, "%s, cpu partition %zu: %s", what, index, message[0] ? message : kiln_status_str(st));
+    return KILN_OK;
+}
+
+kiln_status kiln_ir_delegate_cpu(kiln_ir_graph *g, const char *method, const kiln_cpu_aot_spec *spec)
 {
     kiln_ir_partition *parts;
     size_t n_parts;
     kiln_status st = kiln_ir_partition_find(g, method, &parts, &n_parts);
     if (st != KILN_OK) return kiln_ir_fail(g, st, "partitioning method '%s' failed: %s", method, kiln_status_str(st));
-    /* precision 0 is KILN_CTX_PRECISION_F32, the one the compiler offers so far */
-    kiln_cpu_aot_spec spec = {.targets = targets, .n_targets = n_targets, .precision = 0, .allocator = g->allocator};
+    kiln_cpu_aot_spec s = *spec;
+    s.allocator = g->allocator;
+    char what[160];
+    snprintf(what, sizeof what, "method '%s'", method);
     for (size_t i = 0; i < n_parts; i++) {
         void *payload;
         size_t size;
-        char message[512];
-        st = kiln_cpu_aot_compile(&spec, &parts[i].graph, 1, &payload, &size, message, sizeof message);
-        if (st == KILN_ERROR_NOT_SUPPORTED) {
-            /* A requested target has no kernel for one of its steps: the run stays portable,
-               which is always correct. Debug builds say so, in case it was not meant. */
-#ifdef KILN_DEBUG
-            fprintf(stderr, "kiln: method '%s': cpu partition %zu stays portable: %s\n", method, i, message);
-#endif
-            continue;
-        }
-        if (st != KILN_OK)
-            return kiln_ir_fail(g, st, "method '%s', cpu partition %zu: %s", method, i,
-                                message[0] ? message : kiln_status_str(st));
+        KILN_TRY(compile_partition(g, &s, &parts[i].graph, 1, what, i, &payload, &size));
+        if (!payload) continue;
         st = kiln_ir_partition_replace(g, &parts[i], i, "cpu", payload, size);
         if (st != KILN_OK) return kiln_ir_fail(g, st, "method '%s': %s", method, kiln_status_str(st));
+    }
+    return KILN_OK;
+}
+
+/* ---- weight sharing: partition i of every method in one binary ---------------------------------- */
+
+/* Every method's partitions; COMPILE_SPEC when their counts differ (they are paired by index). */
+static kiln_status find_all(kiln_ir_graph *graphs, const kiln_compile_method *methods, size_t n,
+                            kiln_ir_partition **parts, size_t *n_parts)
+{
+    for (size_t m = 0; m < n; m++) {
+        kiln_status st = kiln_ir_partition_find(&graphs[m], methods[m].name, &parts[m], &n_parts[m]);
+        if (st != KILN_OK)
+            return kiln_ir_fail(&graphs[m], st, "partitioning method '%s' failed: %s", methods[m].name,
+                                kiln_status_str(st));
+    }
+    for (size_t m = 1; m < n; m++) {
+        if (n_parts[m] == n_parts[0]) continue;
+        return kiln_ir_fail(&graphs[0], KILN_ERROR_COMPILE_SPEC,
+                            "weight sharing: methods '%s' and '%s' do not partition alike (%zu and %zu cpu "
+                            "partitions), so their partitions cannot be paired into shared binaries; compile "
+                            "without --weight-sharing, or export the methods from one graph so that the same ops "
+                            "reach the backend", methods[0].name, methods[m].name, n_parts[0], n_parts[m]);
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_ir_delegate_cpu_shared(kiln_ir_graph *graphs, const kiln_compile_method *methods, size_t n,
+                                        const kiln_cpu_aot_spec *spec)
+{
+    kiln_ir_graph *g0 = &graphs[0];
+    /* Per-method tables from the first graph's arena: they die with the compilation. */
+    kiln_ir_partition **parts = KILN_ARENA_ARRAY(&g0->arena, kiln_ir_partition *, n);
+    size_t *n_parts = KILN_ARENA_ARRAY(&g0->arena, size_t, n);
+    kiln_cpu_aot_graph *group = KILN_ARENA_ARRAY(&g0->arena, kiln_cpu_aot_graph, n);
+    if (!parts || !n_parts || !group) return kiln_ir_fail(g0, KILN_ERROR_OUT_OF_MEMORY, "weight sharing: out of memory");
+    KILN_TRY(find_all(graphs, methods, n, parts, n_parts));
+    kiln_cpu_aot_spec s = *spec;
+    s.allocator = g0->allocator;
+    char what[160];
+    snprintf(what, sizeof what, "weight sharing over %zu methods", n);
+    for (size_t i = 0; i < n_parts[0]; i++) {
+        for (size_t m = 0; m < n; m++) group[m] = parts[m][i].graph;
+        void *payload;
+        size_t size;
+        KILN_TRY(compile_partition(g0, &s, group, n, what, i, &payload, &size));
+        if (!payload) continue;
+        /* The first method's graph owns the binary; every graph lives until the program is
+           finished, so the others may point at it too. */
+        kiln_status st = kiln_ir_partition_replace(g0, &parts[0][i], i, "cpu", payload, size);
+        for (size_t m = 1; m < n && st == KILN_OK; m++) st = replace_nodes(&graphs[m], &parts[m][i], i, "cpu", payload, size);
+        if (st != KILN_OK) return kiln_ir_fail(g0, st, "%s: %s", what, kiln_status_str(st));
     }
     return KILN_OK;
 }

@@ -21,6 +21,7 @@
 
 #include "backends/cpu/aot/cpu_aot.h"
 #include "compiler/ir.h"
+#include "kiln/compiler.h"
 
 typedef struct kiln_ir_partition {
     int32_t *nodes;             /* (n_nodes) IR node indices, in order */
@@ -39,8 +40,18 @@ kiln_status kiln_ir_partition_find(kiln_ir_graph *g, const char *method, kiln_ir
 kiln_status kiln_ir_partition_replace(kiln_ir_graph *g, const kiln_ir_partition *p, size_t index, const char *backend,
                                       void *payload, size_t payload_size);
 
-/* Find, compile (one context binary per partition, a record per target; targets validated by
- * the caller) and replace. Failures are reported through kiln_ir_fail. */
-kiln_status kiln_ir_delegate_cpu(kiln_ir_graph *g, const char *method, const char *const *targets, size_t n_targets);
+/* Find, compile (one context binary per partition, a record per target; spec validated by the
+ * caller, its allocator ignored: payloads come from g's) and replace. Failures are reported
+ * through kiln_ir_fail. */
+kiln_status kiln_ir_delegate_cpu(kiln_ir_graph *g, const char *method, const kiln_cpu_aot_spec *spec);
+
+/* Weight sharing: find every method's partitions first, then compile partition i of all n
+ * methods together into ONE context binary holding a graph per method (named after it, over one
+ * weight pool), and replace partition i of each method by a call to it. The graphs must all
+ * live until the program is finished (graphs[0] owns the binaries). The methods must partition
+ * alike: different partition counts are KILN_ERROR_COMPILE_SPEC saying so. A partition some
+ * target cannot run stays portable in every method. */
+kiln_status kiln_ir_delegate_cpu_shared(kiln_ir_graph *graphs, const kiln_compile_method *methods, size_t n,
+                                        const kiln_cpu_aot_spec *spec);
 
 #endif

@@ -1,19 +1,35 @@
-/* threadpool.c — persistent workers with a shared index counter.
+/* threadpool.c — persistent workers claiming the indices of one job at a time.
  *
- * Layer: core. One job at a time: the caller publishes (fn, ctx, n), bumps the generation and
- * broadcasts; every thread (workers and caller) claims indices with an atomic fetch-add until
- * they run out; the last thread to finish signals the caller. Workers wait on `wake` between
- * jobs — no spinning between calls.
+ * Layer: core. The job's indices are claimed through one atomic word, (generation << 32) | next
+ * index: a thread claims index i of job g only by moving that word from (g, i) to (g, i + 1), so
+ * a worker that wakes late — after its job was finished by the others, or even after the next
+ * job was posted — can never run an index of a job with another job's function. Hence the caller
+ * returns as soon as every index has *run* (the `finished` count), without waiting for workers
+ * that never got to the job (a worker descheduled by other load on the machine costs nothing).
+ *
+ * Waiting: a worker that ran out of indices spins for a short, bounded time (SPIN_NS) watching
+ * the claim word — back-to-back parallel regions of one inference then cost no system call —
+ * and then sleeps on `wake` until the next job; an idle pool therefore burns no CPU beyond that
+ * first moment. The caller, once it has no index left, waits the same way for the indices still
+ * running on workers. The job fields are atomics because a late worker may read them while the
+ * caller posts the next job; it only uses what it read if its claim on the same generation
+ * succeeds afterwards (the caller writes new fields only after every index of the old job ran).
  */
 #include "core/threadpool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/check.h"
+
+/* Long enough to bridge the serial gap between two parallel steps of a model (a few tens of
+   microseconds), short enough that a pool left idle gives its cores back at once. */
+#define SPIN_NS 50000
+#define SPINS_PER_CLOCK 64      /* pause instructions between two looks at the clock */
 
 struct kiln_threadpool {
     const kiln_allocator *allocator;
@@ -21,44 +37,96 @@ struct kiln_threadpool {
     int n_started;                  /* workers actually running */
     pthread_t *workers;             /* (n_threads - 1) */
     pthread_mutex_t call_lock;      /* one parallel_for at a time */
-    pthread_mutex_t lock;           /* guards the job fields and the condition variables */
+    pthread_mutex_t lock;           /* guards sleeping: `sleepers` and the condition variables */
     pthread_cond_t wake, done;
-    uint64_t generation;            /* bumped per job */
-    bool shutdown;
-    kiln_parallel_fn fn;
-    void *ctx;
-    size_t n;
-    atomic_size_t next;             /* next index to claim */
-    int active;                     /* workers still inside the current job */
+    int sleepers;                   /* workers blocked on `wake` */
+    atomic_bool shutdown;
+    atomic_uint_fast64_t claim;     /* (generation << 32) | next index of the current job */
+    _Atomic(kiln_parallel_fn) fn;   /* the current job */
+    _Atomic(void *) ctx;
+    atomic_size_t n;
+    atomic_size_t finished;         /* indices of the current job that have returned */
 };
 
-static void run_indices(kiln_threadpool *p, kiln_parallel_fn fn, void *ctx, size_t n)
+static uint32_t claim_generation(uint64_t word) { return (uint32_t)(word >> 32); }
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Spin until done(p, arg) holds or SPIN_NS passed; whether it holds. */
+static bool spin_until(kiln_threadpool *p, bool (*done)(kiln_threadpool *p, uint64_t arg), uint64_t arg)
+{
+    uint64_t deadline = 0;
+    for (;;) {
+        for (int i = 0; i < SPINS_PER_CLOCK; i++) {
+            if (done(p, arg)) return true;
+            cpu_relax();
+        }
+        uint64_t t = now_ns();
+        if (deadline == 0) deadline = t + SPIN_NS;
+        else if (t >= deadline) return done(p, arg);
+    }
+}
+
+/* Claim and run indices of job `generation` until none is left; the caller runs this too. */
+static void run_job(kiln_threadpool *p, uint32_t generation)
 {
     for (;;) {
-        size_t i = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
-        if (i >= n) return;
-        fn(ctx, i);
+        uint64_t word = atomic_load_explicit(&p->claim, memory_order_acquire);
+        if (claim_generation(word) != generation) return;
+        kiln_parallel_fn fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
+        void *ctx = atomic_load_explicit(&p->ctx, memory_order_relaxed);
+        size_t n = atomic_load_explicit(&p->n, memory_order_relaxed);
+        size_t index = (size_t)(uint32_t)word;
+        if (index >= n) return;
+        /* Success proves the job was still current, so fn/ctx/n above were its own. */
+        if (!atomic_compare_exchange_weak_explicit(&p->claim, &word, word + 1, memory_order_acq_rel,
+                                                   memory_order_relaxed))
+            continue;
+        fn(ctx, index);
+        if (atomic_fetch_add_explicit(&p->finished, 1, memory_order_acq_rel) + 1 == n) {
+            pthread_mutex_lock(&p->lock);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->lock);
+        }
     }
+}
+
+static bool job_posted(kiln_threadpool *p, uint64_t seen)
+{
+    return atomic_load_explicit(&p->shutdown, memory_order_relaxed) ||
+           claim_generation(atomic_load_explicit(&p->claim, memory_order_acquire)) != (uint32_t)seen;
 }
 
 static void *worker_main(void *arg)
 {
     kiln_threadpool *p = arg;
-    uint64_t seen = 0;
-    pthread_mutex_lock(&p->lock);
+    uint32_t seen = 0;
     for (;;) {
-        while (!p->shutdown && p->generation == seen) pthread_cond_wait(&p->wake, &p->lock);
-        if (p->shutdown) break;
-        seen = p->generation;
-        kiln_parallel_fn fn = p->fn;
-        void *ctx = p->ctx;
-        size_t n = p->n;
-        pthread_mutex_unlock(&p->lock);
-        run_indices(p, fn, ctx, n);
-        pthread_mutex_lock(&p->lock);
-        if (--p->active == 0) pthread_cond_signal(&p->done);
+        if (!spin_until(p, job_posted, seen)) {
+            pthread_mutex_lock(&p->lock);
+            p->sleepers++;
+            while (!job_posted(p, seen)) pthread_cond_wait(&p->wake, &p->lock);
+            p->sleepers--;
+            pthread_mutex_unlock(&p->lock);
+        }
+        if (atomic_load_explicit(&p->shutdown, memory_order_relaxed)) break;
+        seen = claim_generation(atomic_load_explicit(&p->claim, memory_order_acquire));
+        run_job(p, seen);
     }
-    pthread_mutex_unlock(&p->lock);
     return NULL;
 }
 
@@ -87,7 +155,12 @@ kiln_status kiln_threadpool_create(const kiln_allocator *a, int n_threads, kiln_
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->done, NULL);
-    atomic_init(&p->next, 0);
+    atomic_init(&p->shutdown, false);
+    atomic_init(&p->claim, 0);
+    atomic_init(&p->fn, NULL);
+    atomic_init(&p->ctx, NULL);
+    atomic_init(&p->n, 0);
+    atomic_init(&p->finished, 0);
     for (int i = 0; i < n_threads - 1; i++) {
         if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
             kiln_threadpool_destroy(p);
@@ -103,7 +176,7 @@ void kiln_threadpool_destroy(kiln_threadpool *p)
 {
     if (!p) return;
     pthread_mutex_lock(&p->lock);
-    p->shutdown = true;
+    atomic_store_explicit(&p->shutdown, true, memory_order_relaxed);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
     for (int i = 0; i < p->n_started; i++) pthread_join(p->workers[i], NULL);
@@ -117,27 +190,35 @@ void kiln_threadpool_destroy(kiln_threadpool *p)
 
 int kiln_threadpool_size(const kiln_threadpool *p) { return p ? p->n_threads : 1; }
 
+static bool job_finished(kiln_threadpool *p, uint64_t n)
+{
+    return atomic_load_explicit(&p->finished, memory_order_acquire) == n;
+}
+
 void kiln_threadpool_parallel_for(void *pool, size_t n, kiln_parallel_fn fn, void *ctx)
 {
     kiln_threadpool *p = pool;
     if (n == 0) return;
-    if (!p || p->n_started == 0 || n == 1) {
+    if (!p || p->n_started == 0 || n == 1 || n > UINT32_MAX) {
         for (size_t i = 0; i < n; i++) fn(ctx, i);
         return;
     }
     pthread_mutex_lock(&p->call_lock);
+    /* Every index of the previous job has run, so no thread uses these fields any more. */
+    atomic_store_explicit(&p->fn, fn, memory_order_relaxed);
+    atomic_store_explicit(&p->ctx, ctx, memory_order_relaxed);
+    atomic_store_explicit(&p->n, n, memory_order_relaxed);
+    atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
+    uint32_t generation = claim_generation(atomic_load_explicit(&p->claim, memory_order_relaxed)) + 1;
+    atomic_store_explicit(&p->claim, (uint64_t)generation << 32, memory_order_release);
     pthread_mutex_lock(&p->lock);
-    p->fn = fn;
-    p->ctx = ctx;
-    p->n = n;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    p->active = p->n_started;
-    p->generation++;
-    pthread_cond_broadcast(&p->wake);
+    if (p->sleepers > 0) pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
-    run_indices(p, fn, ctx, n);
-    pthread_mutex_lock(&p->lock);
-    while (p->active > 0) pthread_cond_wait(&p->done, &p->lock);
-    pthread_mutex_unlock(&p->lock);
+    run_job(p, generation);
+    if (!spin_until(p, job_finished, n)) {
+        pthread_mutex_lock(&p->lock);
+        while (!job_finished(p, n)) pthread_cond_wait(&p->done, &p->lock);
+        pthread_mutex_unlock(&p->lock);
+    }
     pthread_mutex_unlock(&p->call_lock);
 }

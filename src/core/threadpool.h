@@ -1,9 +1,11 @@
 /* threadpool.h — a module's worker threads and a parallel-for over them.
  *
- * Layer: core. Threads are created once (kiln_threadpool_create) and sleep on a condition
- * variable between calls, so an idle pool costs nothing and never steals a core from the
- * caller. The calling thread takes part in every parallel_for, so a pool of n threads runs
- * n-1 workers. Calls are serialised per pool (one parallel region at a time).
+ * Layer: core. Threads are created once (kiln_threadpool_create). After a parallel_for a worker
+ * watches for the next one for at most about 50 microseconds (so the parallel steps of one
+ * inference follow each other without system calls), then sleeps on a condition variable: an
+ * idle pool costs nothing and never steals a core from the caller between calls. The calling
+ * thread takes part in every parallel_for, so a pool of n threads runs n-1 workers, and at most
+ * n calls of fn run at once. Calls are serialised per pool (one parallel region at a time).
  */
 #ifndef KILN_CORE_THREADPOOL_H
 #define KILN_CORE_THREADPOOL_H

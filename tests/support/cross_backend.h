@@ -2,7 +2,8 @@
  * (tests/unit/test_cross_backend.c), after ggml's test-backend-ops: a case is a small ONNX model
  * built in C; the harness compiles it once with every op on the portable kernels (the oracle)
  * and once per `cpu` target with delegation on, runs each on the same random inputs and
- * compares every output with the oracle's.
+ * compares every output with the oracle's (and a target's run on several threads with its run
+ * on one, bit for bit).
  *
  * Layer: tests/support (test code). Black-box apart from the target table (backends/cpu/targets.h),
  * which says which targets exist and which this CPU can run. A case is written as
@@ -55,6 +56,12 @@ xb_case *xb_case_begin(xb_suite *s, int64_t opset, unsigned flags, const char *f
 void xb_input(xb_case *c, const char *name, xb_dims shape, float lo, float hi);
 /* As xb_input, magnitudes in [lo, hi] (lo > 0) with a random sign: divisors, reciprocals. */
 void xb_input_nonzero(xb_case *c, const char *name, xb_dims shape, float lo, float hi);
+/* As xb_input, with every 5th element one of NaN, +-inf, +-0, +-1e30, +-1e-30, +-88.5 in turn:
+ * the backend must treat special values as the portable kernels do. */
+void xb_input_special(xb_case *c, const char *name, xb_dims shape, float lo, float hi);
+/* As xb_input_special with the non-finite values and signed zeros only (NaN, +-inf, +-0): for ops
+ * whose float32 intermediates may overflow on huge finite inputs where the oracle's do not. */
+void xb_input_nonfinite(xb_case *c, const char *name, xb_dims shape, float lo, float hi);
 /* A f32 initializer, uniform in [lo, hi]. */
 void xb_weight(xb_case *c, const char *name, xb_dims shape, float lo, float hi);
 /* A f32 initializer with the given values (numel of shape). */

@@ -4,8 +4,10 @@
  * precision reference written here from the op's definition (cpu_ops.h, the portable kernels'
  * semantics), and every other table this CPU can run is compared with the generic table on the
  * same inputs (tables the CPU cannot run print a SKIPPED line). Shapes hit tile remainders
- * (1, 3, 7, 17, 33, 65 ...), empty dimensions and several K blocks; weights are packed per table
- * at its MR/NR. Each step first passes kiln_cpu_step_validate, runs on a workspace of the size
+ * (1, 3, 7, 17, 33, 65 ...), whole 6x16 tiles and panels whose last columns fall in the second
+ * half of a 16-wide panel (the generic 6x16 kernel does a panel as two 8-column halves), empty
+ * dimensions and several K blocks; weights are packed per table at its MR/NR. The generic and
+ * avx2 tables must share one tile (their records share packed weights, docs/targets.md). Each step first passes kiln_cpu_step_validate, runs on a workspace of the size
  * kiln_cpu_workspace_size reports for its target and again on the smallest workspace the plan
  * accepts (which must not change a single bit), and writes into buffers followed by a canary.
  * Finally validate() must reject params that are inconsistent or sizes that are too small.
@@ -145,7 +147,7 @@ static bool run_step(const table *tb, uint32_t op, const void *params, tbuf **in
     for (int pass = 0; pass < 2 && ok; pass++) {
         size_t ws = kiln_cpu_workspace_size(tb->k, op, params, tb->target->l1_size, l2s[pass]);
         void *mem = aligned_alloc(64, (ws + 63) / 64 * 64 + 64);
-        kiln_cpu_exec exec = {mem, ws};
+        kiln_cpu_exec exec = {.workspace = mem, .workspace_size = ws};
         memset(out[0]->t.data, 0x7F, out_bytes); /* garbage the kernel must overwrite */
         st = tb->k->ops[op](params, tin, tout, &exec);
         free(mem);
@@ -353,7 +355,8 @@ static void test_gemm_case(const gemm_case *c)
 
 static void test_gemm(void)
 {
-    static const int64_t Ms[] = {0, 1, 3, 7, 17, 33, 65}, Ns[] = {0, 1, 5, 17, 33, 65}, Ks[] = {0, 1, 7, 65, 300};
+    static const int64_t Ms[] = {0, 1, 3, 6, 7, 17, 33, 65}, Ns[] = {0, 1, 5, 13, 16, 17, 33, 65},
+                         Ks[] = {0, 1, 7, 65, 300};
     unsigned v = 0;
     for (size_t i = 0; i < sizeof Ms / sizeof Ms[0]; i++)
         for (size_t j = 0; j < sizeof Ns / sizeof Ns[0]; j++)
@@ -1146,7 +1149,7 @@ static void test_validate_random(void)
             accepted++;
             size_t ws = kiln_cpu_workspace_size(tb->k, op, &u, tb->target->l1_size, it % 3 ? tb->target->l2_size : 0);
             void *mem = malloc(ws ? ws : 1);
-            kiln_cpu_exec exec = {mem, ws};
+            kiln_cpu_exec exec = {.workspace = mem, .workspace_size = ws};
             if (tb->k->ops[op](&u, tin, tout, &exec) != KILN_OK) fail("random op %u [%s]: accepted step failed", op, tb->k->isa);
             free(mem);
             for (int i = 0; i < 4; i++)
@@ -1158,9 +1161,21 @@ static void test_validate_random(void)
     if (accepted < 100) fail("random params: only %d steps accepted, the generator is off", accepted);
 }
 
+/* Generic and x86-64-v3 records of one binary store their packed weights once only if the two
+   tables pack for the same register tile. */
+static void test_shared_tile(void)
+{
+    checks++;
+    if (kiln_cpu_kernels_generic.gemm_mr != kiln_cpu_kernels_avx2.gemm_mr ||
+        kiln_cpu_kernels_generic.gemm_nr != kiln_cpu_kernels_avx2.gemm_nr)
+        fail("generic tile %ux%u differs from avx2 tile %ux%u", kiln_cpu_kernels_generic.gemm_mr,
+             kiln_cpu_kernels_generic.gemm_nr, kiln_cpu_kernels_avx2.gemm_mr, kiln_cpu_kernels_avx2.gemm_nr);
+}
+
 int main(void)
 {
     tables_init();
+    test_shared_tile();
     test_gemm();
     test_conv();
     test_pool();

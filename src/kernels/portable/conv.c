@@ -7,7 +7,9 @@
  *    would be mostly packing;
  *  - everything else: im2col in bounded blocks (conv_im2col.h) into scratch, each block
  *    multiplied into its slice of the output by the shared GEMM.
- * Bias is written into Y first and the GEMMs accumulate onto it (beta = 1).
+ * Bias is written into Y first and the GEMMs accumulate onto it (beta = 1). Threads split the
+ * output: bias planes and depthwise channels by runs, im2col blocks by rows, GEMMs by tiles
+ * (kiln_gemm_f32_parallel) — never K, so the bits do not depend on the thread count.
  *
  * Opset 1 and 11 differ only in type constraints, so one entry serves both.
  */
@@ -16,6 +18,7 @@
 #include "kernels/portable/conv_transpose.h"
 #include "kernels/portable/families.h"
 #include "kernels/portable/gemm_f32.h"
+#include "kernels/portable/parallel.h"
 
 typedef enum conv_strategy { CONV_POINTWISE, CONV_DEPTHWISE, CONV_IM2COL } conv_strategy;
 
@@ -111,17 +114,46 @@ static kiln_status conv_infer(const kiln_node *node, const kiln_tensor *const *i
     return KILN_OK;
 }
 
-/* Each of `channels` planes of y (plane size n) set to its bias value, or 0. */
-static void fill_bias(float *y, int64_t channels, int64_t n, const float *bias)
+/* Elements (copies, multiply-adds) a task must have before waking a worker pays; im2col blocks
+   hold at most KILN_IM2COL_TARGET elements, so their gather is cut at a finer grain, as is the
+   direct depthwise loop (about a nanosecond a tap). */
+#define CONV_GRAIN ((int64_t)1 << 16)
+#define GATHER_GRAIN ((int64_t)1 << 14)
+
+typedef struct bias_job {
+    float *y;
+    int64_t n;
+    const float *bias;
+} bias_job;
+
+/* Planes [lo, hi) of y (plane size n) set to their bias value, or 0. */
+static void fill_bias_planes(const void *arg, int64_t lo, int64_t hi)
 {
-    for (int64_t c = 0; c < channels; c++) {
-        float v = bias ? bias[c] : 0.0f, *plane = y + c * n;
-        for (int64_t i = 0; i < n; i++) plane[i] = v;
+    const bias_job *j = arg;
+    for (int64_t c = lo; c < hi; c++) {
+        float v = j->bias ? j->bias[c] : 0.0f, *plane = j->y + c * j->n;
+        for (int64_t i = 0; i < j->n; i++) plane[i] = v;
     }
 }
 
-/* Y_g (cout_g, out) += W_g (cout_g, cin_g * taps) * im2col(X_g), one bounded block at a time. */
-static void conv_group_im2col(const conv_plan *p, const float *x_g, const float *w_g, float *y_g, void *scratch)
+typedef struct im2col_job {
+    const kiln_window *win;
+    const float *x;
+    int64_t r0, p0, cols;
+    float *col;
+} im2col_job;
+
+/* Rows [lo, hi) of the block (rows r0 + lo ..) of the column matrix. */
+static void im2col_rows(const void *arg, int64_t lo, int64_t hi)
+{
+    const im2col_job *j = arg;
+    kiln_conv_im2col(j->win, j->x, j->r0 + lo, hi - lo, j->p0, j->cols, j->col + lo * j->cols);
+}
+
+/* Y_g (cout_g, out) += W_g (cout_g, cin_g * taps) * im2col(X_g), one bounded block at a time;
+   the gather splits the block's rows over the threads, the GEMM its output. */
+static void conv_group_im2col(const conv_plan *p, const float *x_g, const float *w_g, float *y_g, void *scratch,
+                              const kiln_kernel_ctx *ctx)
 {
     int64_t rows_total = p->cin_g * p->taps;
     float *col = scratch;
@@ -130,9 +162,10 @@ static void conv_group_im2col(const conv_plan *p, const float *x_g, const float 
         int64_t cols = p->out_size - p0 < p->block_cols ? p->out_size - p0 : p->block_cols;
         for (int64_t r0 = 0; r0 < rows_total; r0 += p->block_rows) {
             int64_t rows = rows_total - r0 < p->block_rows ? rows_total - r0 : p->block_rows;
-            kiln_conv_im2col(&p->win, x_g, r0, rows, p0, cols, col);
+            im2col_job gather = {&p->win, x_g, r0, p0, cols, col};
+            kiln_par_rows(ctx, rows, cols, GATHER_GRAIN, im2col_rows, &gather);
             kiln_gemm_f32_operand a = {w_g + r0, rows_total, 1}, b = {col, cols, 1};
-            kiln_gemm_f32(p->cout_g, cols, rows, 1.0f, a, b, 1.0f, y_g + p0, p->out_size, gemm_scratch);
+            kiln_gemm_f32_parallel(p->cout_g, cols, rows, 1.0f, a, b, 1.0f, y_g + p0, p->out_size, gemm_scratch, ctx);
         }
     }
 }
@@ -170,6 +203,21 @@ static void conv_plane_depthwise(const kiln_window *w, const float *x, const flo
     }
 }
 
+typedef struct depthwise_job {
+    const conv_plan *p;
+    const float *x, *w;     /* the image's input planes; all filters */
+    float *y;               /* the image's output planes (holding the bias) */
+} depthwise_job;
+
+/* Output channels [lo, hi) of one image; channel c reads input plane c / cout_g. */
+static void depthwise_planes(const void *arg, int64_t lo, int64_t hi)
+{
+    const depthwise_job *j = arg;
+    const conv_plan *p = j->p;
+    for (int64_t c = lo; c < hi; c++)
+        conv_plane_depthwise(&p->win, j->x + c / p->cout_g * p->in_size, j->w + c * p->taps, j->y + c * p->out_size);
+}
+
 static kiln_status conv_run(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
                             kiln_kernel_ctx *ctx)
 {
@@ -182,19 +230,25 @@ static kiln_status conv_run(const kiln_node *node, const kiln_tensor *const *in,
     int64_t w_group = p.cout_g * p.cin_g * p.taps; /* weights of one group */
     for (int64_t n = 0; n < p.batch; n++) {
         float *y_n = y + n * p.c_out * p.out_size;
-        fill_bias(y_n, p.c_out, p.out_size, bias);
+        const float *x_n = x + n * p.c_in * p.in_size;
+        bias_job fill = {y_n, p.out_size, bias};
+        kiln_par_rows(ctx, p.c_out, p.out_size, CONV_GRAIN, fill_bias_planes, &fill);
+        if (p.strategy == CONV_DEPTHWISE) {
+            /* One input channel per group: the filters of channel c start at c * taps. */
+            depthwise_job dw = {&p, x_n, w, y_n};
+            kiln_par_rows(ctx, p.c_out, p.out_size * p.taps, GATHER_GRAIN, depthwise_planes, &dw);
+            continue;
+        }
         for (int64_t g = 0; g < p.group; g++) {
-            const float *x_g = x + (n * p.c_in + g * p.cin_g) * p.in_size;
+            const float *x_g = x_n + g * p.cin_g * p.in_size;
             const float *w_g = w + g * w_group;
             float *y_g = y_n + g * p.cout_g * p.out_size;
             if (p.strategy == CONV_POINTWISE) {
                 kiln_gemm_f32_operand a = {w_g, p.cin_g, 1}, b = {x_g, p.in_size, 1};
-                kiln_gemm_f32(p.cout_g, p.out_size, p.cin_g, 1.0f, a, b, 1.0f, y_g, p.out_size, ctx->scratch);
-            } else if (p.strategy == CONV_DEPTHWISE) {
-                for (int64_t m = 0; m < p.cout_g; m++)
-                    conv_plane_depthwise(&p.win, x_g, w_g + m * p.taps, y_g + m * p.out_size);
+                kiln_gemm_f32_parallel(p.cout_g, p.out_size, p.cin_g, 1.0f, a, b, 1.0f, y_g, p.out_size, ctx->scratch,
+                                       ctx);
             } else {
-                conv_group_im2col(&p, x_g, w_g, y_g, ctx->scratch);
+                conv_group_im2col(&p, x_g, w_g, y_g, ctx->scratch, ctx);
             }
         }
     }

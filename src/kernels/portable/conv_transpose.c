@@ -138,7 +138,8 @@ kiln_status kiln_conv_transpose_infer(const kiln_node *node, const kiln_tensor *
 }
 
 /* Y_g (cout_g, out) += col2im(W_g^T * X_g), one bounded block of the column matrix at a time. */
-static void convt_group(const convt_plan *p, const float *x_g, const float *w_g, float *y_g, void *scratch)
+static void convt_group(const convt_plan *p, const float *x_g, const float *w_g, float *y_g, void *scratch,
+                        const kiln_kernel_ctx *ctx)
 {
     int64_t rows_total = p->cout_g * p->taps;
     float *col = scratch;
@@ -149,7 +150,7 @@ static void convt_group(const convt_plan *p, const float *x_g, const float *w_g,
             int64_t rows = rows_total - r0 < p->block_rows ? rows_total - r0 : p->block_rows;
             /* W_g is stored (cin_g, rows_total); its transpose swaps the strides. */
             kiln_gemm_f32_operand a = {w_g + r0, 1, rows_total}, b = {x_g + p0, p->in_size, 1};
-            kiln_gemm_f32(rows, cols, p->cin_g, 1.0f, a, b, 0.0f, col, cols, gemm_scratch);
+            kiln_gemm_f32_parallel(rows, cols, p->cin_g, 1.0f, a, b, 0.0f, col, cols, gemm_scratch, ctx);
             kiln_conv_col2im_add(&p->fwd, col, r0, rows, p0, cols, y_g);
         }
     }
@@ -173,7 +174,7 @@ kiln_status kiln_conv_transpose_run(const kiln_node *node, const kiln_tensor *co
         }
         for (int64_t g = 0; g < p.group; g++)
             convt_group(&p, x + (n * p.c_in + g * p.cin_g) * p.in_size, w + g * w_group,
-                        y_n + g * p.cout_g * p.out_size, ctx->scratch);
+                        y_n + g * p.cout_g * p.out_size, ctx->scratch, ctx);
     }
     return KILN_OK;
 }

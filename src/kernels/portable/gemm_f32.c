@@ -16,10 +16,16 @@
  * Panels are zero-padded to full MR / NR, so the micro-kernel always computes a full tile; only
  * the store of an edge tile is clipped. beta is applied on the first k block only (later blocks
  * accumulate with beta = 1), alpha at every store.
+ *
+ * Threads (kiln_gemm_f32_parallel): the same blocks, each packed and then multiplied by all tasks
+ * at once on disjoint panels, in the same shared buffers — no extra scratch, no packing done
+ * twice, and the same sums (each tile is still one micro-kernel call per K block) for any count.
  */
 #include "kernels/portable/gemm_f32.h"
 
 #include <string.h>
+
+#include "kernels/portable/parallel.h"
 
 enum {
     GEMM_MR = 4,    /* rows of the register tile (micro_kernel spells out its 4 rows) */
@@ -177,6 +183,89 @@ void kiln_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, kiln_gemm_f32_o
                 int64_t mc = min_i64(GEMM_MC, m - ic);
                 pack_a(mc, kc, a.data + ic * a.row_stride + pc * a.col_stride, a.row_stride, a.col_stride, ap);
                 block_multiply(mc, nc, kc, alpha, beta_block, ap, bp, c + ic * ldc + jc, ldc);
+            }
+        }
+    }
+}
+
+/* ---- threads: the same blocks, each packed and multiplied by all tasks together ----
+ *
+ * The packing buffers are shared: for every (jc, pc, ic) block the tasks first pack disjoint
+ * panels of it (A's, and B's on the block's first ic), then — after the parallel_for returned,
+ * which is the barrier — multiply disjoint parts of it: its NR column panels when there are
+ * enough of them for every task (small M, as in decode shapes), its MR row panels otherwise.
+ * Every packed element is packed once, as with one thread, in the scratch one thread needs. */
+
+/* Multiply-adds a task must have before waking a worker pays. */
+#define GEMM_GRAIN ((int64_t)1 << 17)
+
+typedef struct gemm_job {
+    int64_t m, n, k;
+    float alpha, beta;
+    kiln_gemm_f32_operand a, b;
+    float *c, *ap, *bp;
+    int64_t ldc;
+    size_t tasks;
+    /* the current block */
+    int64_t jc, nc, pc, kc, ic, mc;
+    bool pack_b;
+} gemm_job;
+
+static void pack_task(void *arg, size_t task)
+{
+    const gemm_job *j = arg;
+    int64_t lo, hi;
+    kiln_par_split_aligned(j->mc, GEMM_MR, j->tasks, task, &lo, &hi);
+    if (hi > lo)
+        pack_a(hi - lo, j->kc, j->a.data + (j->ic + lo) * j->a.row_stride + j->pc * j->a.col_stride, j->a.row_stride,
+               j->a.col_stride, j->ap + lo * j->kc);
+    if (!j->pack_b) return;
+    kiln_par_split_aligned(j->nc, GEMM_NR, j->tasks, task, &lo, &hi);
+    if (hi > lo)
+        pack_b(j->kc, hi - lo, j->b.data + j->pc * j->b.row_stride + (j->jc + lo) * j->b.col_stride, j->b.row_stride,
+               j->b.col_stride, j->bp + lo * j->kc);
+}
+
+static void multiply_task(void *arg, size_t task)
+{
+    const gemm_job *j = arg;
+    float beta = j->pc == 0 ? j->beta : 1.0f, *c = j->c + j->ic * j->ldc + j->jc;
+    int64_t lo, hi;
+    if ((j->nc + GEMM_NR - 1) / GEMM_NR >= (int64_t)j->tasks) {
+        kiln_par_split_aligned(j->nc, GEMM_NR, j->tasks, task, &lo, &hi);
+        if (hi > lo) block_multiply(j->mc, hi - lo, j->kc, j->alpha, beta, j->ap, j->bp + lo * j->kc, c + lo, j->ldc);
+    } else {
+        kiln_par_split_aligned(j->mc, GEMM_MR, j->tasks, task, &lo, &hi);
+        if (hi > lo)
+            block_multiply(hi - lo, j->nc, j->kc, j->alpha, beta, j->ap + lo * j->kc, j->bp, c + lo * j->ldc, j->ldc);
+    }
+}
+
+void kiln_gemm_f32_parallel(int64_t m, int64_t n, int64_t k, float alpha, kiln_gemm_f32_operand a,
+                            kiln_gemm_f32_operand b, float beta, float *c, int64_t ldc, void *scratch,
+                            const kiln_kernel_ctx *ctx)
+{
+    size_t tasks = 1;
+    if (m > 0 && n > 0 && k > 0 && alpha != 0.0f) {
+        double work = (double)m * (double)n * (double)k;
+        tasks = kiln_par_tasks(ctx, work > 9e18 ? INT64_MAX : (int64_t)work, GEMM_GRAIN);
+    }
+    if (tasks <= 1) {
+        kiln_gemm_f32(m, n, k, alpha, a, b, beta, c, ldc, scratch);
+        return;
+    }
+    gemm_job j = {.m = m, .n = n, .k = k, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .ldc = ldc,
+                  .tasks = tasks, .bp = scratch};
+    j.ap = j.bp + round_up(round_up(min_i64(n, GEMM_NC), GEMM_NR) * min_i64(k, GEMM_KC), 16);
+    for (j.jc = 0; j.jc < n; j.jc += GEMM_NC) {
+        j.nc = min_i64(GEMM_NC, n - j.jc);
+        for (j.pc = 0; j.pc < k; j.pc += GEMM_KC) {
+            j.kc = min_i64(GEMM_KC, k - j.pc);
+            for (j.ic = 0; j.ic < m; j.ic += GEMM_MC) {
+                j.mc = min_i64(GEMM_MC, m - j.ic);
+                j.pack_b = j.ic == 0;
+                kiln_par_run(ctx, tasks, pack_task, &j);
+                kiln_par_run(ctx, tasks, multiply_task, &j);
             }
         }
     }

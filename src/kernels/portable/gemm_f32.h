@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/portable/kernel.h"
+
 /* A read-only strided matrix view: element (i, j) is data[i * row_stride + j * col_stride]. */
 typedef struct kiln_gemm_f32_operand {
     const float *data;
@@ -32,5 +34,12 @@ size_t kiln_gemm_f32_scratch_size(int64_t m, int64_t n, int64_t k);
 /* C (m, n; row stride ldc) = alpha * A (m, k) * B (k, n) + beta * C. m, n, k >= 0. */
 void kiln_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, kiln_gemm_f32_operand a,
                    kiln_gemm_f32_operand b, float beta, float *c, int64_t ldc, void *scratch);
+
+/* The same product spread over ctx's threads (ctx NULL or single-threaded: kiln_gemm_f32), in the
+   same scratch of kiln_gemm_f32_scratch_size(m, n, k) bytes, with the same result bits for any
+   thread count: C is cut into tiles and each task works in its own slice of the scratch. */
+void kiln_gemm_f32_parallel(int64_t m, int64_t n, int64_t k, float alpha, kiln_gemm_f32_operand a,
+                            kiln_gemm_f32_operand b, float beta, float *c, int64_t ldc, void *scratch,
+                            const kiln_kernel_ctx *ctx);
 
 #endif /* KILN_KERNELS_PORTABLE_GEMM_F32_H */

@@ -1,7 +1,8 @@
 /* linalg.c — portable kernels of the linalg family: Gemm and MatMul (see families.h).
  *
  * Layer: kernels/portable. Both ops run their f32 case on the shared blocked GEMM (gemm_f32.h),
- * whose packing buffers come from the scratch infer() reports. MatMul also takes f64 and the
+ * whose packing buffers come from the scratch infer() reports and which spreads each product
+ * over the module's threads (kiln_gemm_f32_parallel). MatMul also takes f64 and the
  * integer types through a plain triple loop (they are rare and small in real models).
  *
  * Gemm versions: opset 1-6 carry a `broadcast` attribute for C (0: C is exactly (M, N)); from 7
@@ -97,7 +98,7 @@ static kiln_status gemm_run(const kiln_node *node, const kiln_tensor *const *in,
     kiln_gemm_f32_operand op_b = {b->data, d.trans_b ? 1 : d.n, d.trans_b ? d.k : 1};
     if (c && beta != 0.0f) gemm_fill_bias(c, d.m, d.n, y);
     else beta = 0.0f;
-    kiln_gemm_f32(d.m, d.n, d.k, alpha, op_a, op_b, beta, y, d.n, ctx->scratch);
+    kiln_gemm_f32_parallel(d.m, d.n, d.k, alpha, op_a, op_b, beta, y, d.n, ctx->scratch, ctx);
     return KILN_OK;
 }
 
@@ -200,18 +201,19 @@ static void matmul_batch_offsets(const matmul_plan *p, int64_t index, int64_t *a
     }
 }
 
-static void matmul_f32(const matmul_plan *p, const float *a, const float *b, float *y, void *scratch)
+static void matmul_f32(const matmul_plan *p, const float *a, const float *b, float *y, const kiln_kernel_ctx *ctx)
 {
+    void *scratch = ctx->scratch;
     if (p->fold_batch) {
         kiln_gemm_f32_operand op_a = {a, p->k, 1}, op_b = {b, p->n, 1};
-        kiln_gemm_f32(p->batch_count * p->m, p->n, p->k, 1.0f, op_a, op_b, 0.0f, y, p->n, scratch);
+        kiln_gemm_f32_parallel(p->batch_count * p->m, p->n, p->k, 1.0f, op_a, op_b, 0.0f, y, p->n, scratch, ctx);
         return;
     }
     for (int64_t i = 0; i < p->batch_count; i++) {
         int64_t a_off, b_off;
         matmul_batch_offsets(p, i, &a_off, &b_off);
         kiln_gemm_f32_operand op_a = {a + a_off, p->k, 1}, op_b = {b + b_off, p->n, 1};
-        kiln_gemm_f32(p->m, p->n, p->k, 1.0f, op_a, op_b, 0.0f, y + i * p->m * p->n, p->n, scratch);
+        kiln_gemm_f32_parallel(p->m, p->n, p->k, 1.0f, op_a, op_b, 0.0f, y + i * p->m * p->n, p->n, scratch, ctx);
     }
 }
 
@@ -251,7 +253,7 @@ static kiln_status matmul_run(const kiln_node *node, const kiln_tensor *const *i
     if (st != KILN_OK) return st;
     void *y = out[0]->data;
     switch (a->dtype) {
-    case KILN_DTYPE_F32: matmul_f32(&p, a->data, b->data, y, ctx->scratch); break;
+    case KILN_DTYPE_F32: matmul_f32(&p, a->data, b->data, y, ctx); break;
     case KILN_DTYPE_F64: matmul_f64(&p, a->data, b->data, y); break;
     case KILN_DTYPE_I32: matmul_i32(&p, a->data, b->data, y); break;
     case KILN_DTYPE_I64: matmul_i64(&p, a->data, b->data, y); break;

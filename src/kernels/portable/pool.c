@@ -19,6 +19,7 @@
 
 #include "kernels/portable/conv_geom.h"
 #include "kernels/portable/families.h"
+#include "kernels/portable/parallel.h"
 #include "kernels/portable/pool_global.h"
 
 typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
@@ -237,6 +238,35 @@ static void average_pool_plane(const pool_plan *p, const float *x, float *y)
     }
 }
 
+typedef struct pool_job {
+    const pool_plan *p;
+    pool_kind kind;
+    kiln_dtype dtype;
+    size_t elem;
+    const char *x;
+    char *y;            /* NULL: values go to `scratch` (one plane) */
+    int64_t *indices;
+    void *scratch;
+} pool_job;
+
+/* Planes [lo, hi). */
+static void pool_planes(const void *arg, int64_t lo, int64_t hi)
+{
+    const pool_job *j = arg;
+    const pool_plan *p = j->p;
+    for (int64_t c = lo; c < hi; c++) {
+        char *y = j->y ? j->y + (size_t)(c * p->out_size) * j->elem : j->scratch;
+        const char *x_c = j->x + (size_t)(c * p->in_size) * j->elem;
+        if (j->kind == POOL_MAX)
+            max_pool_plane(p, argmax_box_for(j->dtype), j->dtype, j->elem, x_c, y,
+                           j->indices ? j->indices + c * p->out_size : NULL, c * p->in_size);
+        else
+            average_pool_plane(p, (const float *)x_c, (float *)y);
+    }
+}
+
+/* Threads take runs of planes — unless only Indices is used: the values then all go to the one
+   scratch plane (see pool_infer), which tasks cannot share. */
 static kiln_status pool_run(const kiln_node *node, pool_kind kind, const kiln_tensor *const *in,
                             kiln_tensor *const *out, kiln_kernel_ctx *ctx)
 {
@@ -244,19 +274,10 @@ static kiln_status pool_run(const kiln_node *node, pool_kind kind, const kiln_te
     kiln_status st = pool_plan_make(node, kind, in[0], &p);
     if (st != KILN_OK) return st;
     kiln_dtype dtype = in[0]->dtype;
-    size_t elem = kiln_dtype_size(dtype);
-    const char *x = in[0]->data;
-    int64_t *indices = node->n_outputs > 1 && out[1] ? out[1]->data : NULL;
-    for (int64_t c = 0; c < p.planes; c++) {
-        /* When only Indices is used, the values go to one scratch plane (see pool_infer). */
-        char *y = out[0] ? (char *)out[0]->data + (size_t)(c * p.out_size) * elem : ctx->scratch;
-        const char *x_c = x + (size_t)(c * p.in_size) * elem;
-        if (kind == POOL_MAX)
-            max_pool_plane(&p, argmax_box_for(dtype), dtype, elem, x_c, y,
-                           indices ? indices + c * p.out_size : NULL, c * p.in_size);
-        else
-            average_pool_plane(&p, (const float *)x_c, (float *)y);
-    }
+    pool_job j = {&p, kind, dtype, kiln_dtype_size(dtype), in[0]->data, out[0] ? out[0]->data : NULL,
+                  node->n_outputs > 1 && out[1] ? out[1]->data : NULL, ctx->scratch};
+    int64_t taps = kiln_window_kernel_size(&p.win);
+    kiln_par_rows(j.y ? ctx : NULL, p.planes, p.out_size * taps, (int64_t)1 << 15, pool_planes, &j);
     return KILN_OK;
 }
 

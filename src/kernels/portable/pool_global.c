@@ -9,6 +9,8 @@
 
 #include "kernels/portable/pool_global.h"
 
+#include "kernels/portable/parallel.h"
+
 typedef enum global_kind { GLOBAL_AVG, GLOBAL_MAX, GLOBAL_LP } global_kind;
 
 static kiln_status global_infer(const kiln_node *node, global_kind kind, const kiln_tensor *const *in,
@@ -42,16 +44,30 @@ static float global_plane(global_kind kind, float p, const float *x, int64_t n)
     return (float)pow(sum, 1.0 / (double)p);
 }
 
+typedef struct global_job {
+    global_kind kind;
+    float p;
+    const float *x;
+    int64_t plane;
+    float *y;
+} global_job;
+
+/* Planes [lo, hi). */
+static void global_planes(const void *arg, int64_t lo, int64_t hi)
+{
+    const global_job *j = arg;
+    for (int64_t c = lo; c < hi; c++) j->y[c] = global_plane(j->kind, j->p, j->x + c * j->plane, j->plane);
+}
+
+/* Threads take runs of planes once there are two grains of elements to read. */
 static kiln_status global_run(const kiln_node *node, global_kind kind, const kiln_tensor *const *in,
-                              kiln_tensor *const *out)
+                              kiln_tensor *const *out, const kiln_kernel_ctx *ctx)
 {
     const kiln_tensor *x = in[0];
     int64_t planes = x->shape[0] * x->shape[1], plane = 1;
     for (uint32_t d = 2; d < x->rank; d++) plane *= x->shape[d];
-    float p = kiln_node_attr_float(node, "p", 2.0f);
-    const float *src = x->data;
-    float *y = out[0]->data;
-    for (int64_t c = 0; c < planes; c++) y[c] = global_plane(kind, p, src + c * plane, plane);
+    global_job j = {kind, kiln_node_attr_float(node, "p", 2.0f), x->data, plane, out[0]->data};
+    kiln_par_rows(ctx, planes, plane, (int64_t)1 << 15, global_planes, &j);
     return KILN_OK;
 }
 
@@ -63,7 +79,7 @@ kiln_status kiln_global_average_pool_infer(const kiln_node *node, const kiln_ten
 kiln_status kiln_global_average_pool_run(const kiln_node *node, const kiln_tensor *const *in,
                                          kiln_tensor *const *out, kiln_kernel_ctx *ctx)
 {
-    return global_run(node, GLOBAL_AVG, in, out);
+    return global_run(node, GLOBAL_AVG, in, out, ctx);
 }
 kiln_status kiln_global_max_pool_infer(const kiln_node *node, const kiln_tensor *const *in,
                                        kiln_tensor *const *out, size_t *scratch_size)
@@ -73,7 +89,7 @@ kiln_status kiln_global_max_pool_infer(const kiln_node *node, const kiln_tensor 
 kiln_status kiln_global_max_pool_run(const kiln_node *node, const kiln_tensor *const *in,
                                      kiln_tensor *const *out, kiln_kernel_ctx *ctx)
 {
-    return global_run(node, GLOBAL_MAX, in, out);
+    return global_run(node, GLOBAL_MAX, in, out, ctx);
 }
 kiln_status kiln_global_lp_pool_infer(const kiln_node *node, const kiln_tensor *const *in,
                                       kiln_tensor *const *out, size_t *scratch_size)
@@ -83,5 +99,5 @@ kiln_status kiln_global_lp_pool_infer(const kiln_node *node, const kiln_tensor *
 kiln_status kiln_global_lp_pool_run(const kiln_node *node, const kiln_tensor *const *in,
                                     kiln_tensor *const *out, kiln_kernel_ctx *ctx)
 {
-    return global_run(node, GLOBAL_LP, in, out);
+    return global_run(node, GLOBAL_LP, in, out, ctx);
 }

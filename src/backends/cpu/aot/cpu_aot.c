@@ -3,7 +3,7 @@
  *
  * Layer: backends/cpu/aot. The pipeline, each stage in its own file:
  *   aot_lower.c   describe + fuse every node into steps over tensors (target independent)
- *   aot_plan.c    place the intermediates in scratch (target independent)
+ *   aot_plan.c    place the intermediates in scratch (target independent; aot_plan_slc.c with slc)
  *   aot_record.c  per target: pack weights into the shared pool, size step workspaces
  *   ctxbin_writer.c  lay out and write the binary, sign it
  * Everything temporary lives in one arena and the pool, both released on every path.
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/cpu/aot/aot_plan.h"
 #include "backends/cpu/aot/aot_record.h"
 #include "backends/cpu/aot/cpu_aot.h"
 #include "core/alloc.h"
@@ -49,12 +50,20 @@ kiln_status kiln_cpu_aot_validate_targets(const char *const *targets, size_t n_t
     return KILN_OK;
 }
 
-static kiln_status lower_all(const kiln_cpu_aot_graph *graphs, size_t n_graphs, kiln_arena *arena, aot_graph *lowered,
-                             char *message, size_t message_size)
+/* Scratch placement is target independent: with `slc` the cache-resident region is sized for
+   the smallest last-level cache among the targets, so it fits on every record's CPU. */
+static kiln_status plan_graph(const kiln_cpu_aot_spec *spec, aot_graph *g, kiln_arena *arena)
+{
+    if (!(spec->flags & KILN_CTX_SPEC_SLC)) return aot_plan_scratch(g, arena);
+    return aot_plan_scratch_slc(g, aot_slc_budget(spec->targets, spec->n_targets), arena, NULL);
+}
+
+static kiln_status lower_all(const kiln_cpu_aot_spec *spec, const kiln_cpu_aot_graph *graphs, size_t n_graphs,
+                             kiln_arena *arena, aot_graph *lowered, char *message, size_t message_size)
 {
     for (size_t i = 0; i < n_graphs; i++) {
         KILN_TRY(aot_lower_graph(&graphs[i], arena, &lowered[i], message, message_size));
-        KILN_TRY(aot_plan_scratch(&lowered[i], arena));
+        KILN_TRY(plan_graph(spec, &lowered[i], arena));
     }
     return KILN_OK;
 }
@@ -81,7 +90,7 @@ kiln_status kiln_cpu_aot_compile(const kiln_cpu_aot_spec *spec, const kiln_cpu_a
     aot_graph *lowered = KILN_ARENA_ARRAY(&arena, aot_graph, n_graphs);
     aot_record *records = KILN_ARENA_ARRAY(&arena, aot_record, spec->n_targets);
     KILN_CHECK_GOTO(lowered && records, st, KILN_ERROR_OUT_OF_MEMORY);
-    KILN_TRY_GOTO(st, lower_all(graphs, n_graphs, &arena, lowered, message, message_size));
+    KILN_TRY_GOTO(st, lower_all(spec, graphs, n_graphs, &arena, lowered, message, message_size));
     for (size_t t = 0; t < spec->n_targets; t++)
         KILN_TRY_GOTO(st, aot_record_build(&records[t], kiln_cpu_target_find(spec->targets[t]), lowered, n_graphs,
                                            &pool, &arena, message, message_size));

@@ -22,9 +22,23 @@
 #include "backends/cpu/cpu_ops.h"
 #include "kiln/kiln.h"
 
+/* What a step gets besides its tensors: a workspace and, optionally, threads to spread over.
+ * Zero thread fields (n_threads 0 or 1, parallel_for NULL) mean one thread, so an initialiser
+ * naming only the workspace stays valid. With threads, parallel_for(pool, n, fn, arg) runs
+ * fn(arg, t) for every t < n and returns when all have returned; a kernel calls it with
+ * n <= n_threads, and task t uses workspace slot t: slot 0 is `workspace`, slot t >= 1 is
+ * thread_workspace + (t - 1) * thread_workspace_stride (each slot workspace_size bytes, 64-byte
+ * aligned). Without thread_workspace only tasks that need no workspace run in parallel.
+ * Neither the thread count nor which thread runs which task changes a result bit: kernels
+ * split outputs, never a reduction. */
 typedef struct kiln_cpu_exec {
-    void *workspace;                /* 64-byte aligned */
-    size_t workspace_size;
+    void *workspace;                /* 64-byte aligned; slot 0 */
+    size_t workspace_size;          /* bytes per slot */
+    void (*parallel_for)(void *pool, size_t n, void (*fn)(void *arg, size_t i), void *arg);
+    void *pool;
+    uint32_t n_threads;
+    uint8_t *thread_workspace;      /* slots 1 .. n_threads - 1, or NULL */
+    size_t thread_workspace_stride; /* bytes between two slots, a multiple of 64 */
 } kiln_cpu_exec;
 
 typedef kiln_status (*kiln_cpu_step_fn)(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,

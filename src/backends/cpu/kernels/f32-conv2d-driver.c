@@ -10,10 +10,21 @@
  * Workspace: the GEMM's B block (pointwise) or one im2col chunk of K x cols floats, where cols
  * (a multiple of NR) is sized from L2 and recovered from the workspace size at run time.
  * Packed W: group g's panels start at g * kiln_cpu_pack_a_size(M/g, C/g*KH*KW, MR) bytes.
+ * Threads (kernel_kit.h) split the output: depthwise by planes, pointwise through
+ * kiln_cpu_gemm_batch, im2col by (image, group, pixel chunk, output-channel range) items, each
+ * task gathering into its own workspace slot; no split cuts K, so no result bit changes.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "backends/cpu/kernels/kernel_kit.h"
+
+/* Multiply-adds a task must have before waking a worker pays: GEMM-based strategies run tens of
+   multiply-adds a nanosecond, the direct depthwise loop about one. */
+#define CONV_GRAIN ((int64_t)1 << 18)
+#define DEPTHWISE_GRAIN ((int64_t)1 << 15)
+/* One gathered (im2col) element costs about as much as this many multiply-adds. */
+#define PACK_COST 16.0
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -62,8 +73,10 @@ static void im2col_panel(const kiln_cpu_conv_params *p, const float *x, int64_t 
                     }
                     const float *row = x + (c * p->H + ih) * p->W;
                     int64_t iw0 = ow0 * p->stride_w - p->pad_left + kw * p->dil_w;
-                    /* Taps t with 0 <= iw0 + t * stride < W. */
-                    int64_t lo = iw0 >= 0 ? 0 : (-iw0 + p->stride_w - 1) / p->stride_w;
+                    /* Taps t with 0 <= iw0 + t * stride < W. Both bounds stay within the run:
+                       past it, d[t] is the next run's cell or, at a panel's last run, the next
+                       tap row's first cell, which a left pad wider than the run would zero. */
+                    int64_t lo = iw0 >= 0 ? 0 : min64(run, (-iw0 + p->stride_w - 1) / p->stride_w);
                     int64_t hi = min64(run, floor_div(p->W - 1 - iw0, p->stride_w) + 1);
                     if (hi < lo) hi = lo;
                     for (int64_t t = 0; t < lo; t++) d[t] = 0.0f;
@@ -80,33 +93,129 @@ static void im2col_panel(const kiln_cpu_conv_params *p, const float *x, int64_t 
     }
 }
 
-/* One image and group by im2col chunks of `cols` pixels. */
-static kiln_status conv_group_im2col(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
-                                     const float *w, const kiln_cpu_epilogue *e, float *y, float *buf, int64_t cols)
+/* ---- im2col strategy: tasks over (image, group, pixel chunk, row range) ---- */
+
+typedef struct im2col_cut {
+    int64_t panels;                 /* NR panels of output pixels per chunk */
+    int64_t chunks;                 /* chunks per (image, group) */
+    int64_t tm;                     /* ranges of the group's output channels (whole MR panels) */
+    size_t tasks;
+} im2col_cut;
+
+/* The cut whose busiest task has the least work: multiply-adds of its (padded) tiles plus
+   PACK_COST per gathered element. Chunks are balanced (every chunk within one panel of the
+   others) and no larger than one workspace slot holds (ws_panels). */
+static im2col_cut choose_im2col_cut(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, int64_t ws_panels,
+                                    size_t max_tasks)
 {
-    int64_t pixels = p->OH * p->OW, K = conv_k(p), mg = p->M / p->group;
-    for (int64_t pix0 = 0; pix0 < pixels; pix0 += cols) {
-        int64_t live = min64(cols, pixels - pix0);
-        for (int64_t q = 0; q < live; q += kit->nr)
-            im2col_panel(p, x, pix0 + q, min64(kit->nr, live - q), kit->nr, buf + q * K);
-        kiln_cpu_operand a = {w, 0, 0, true}, b = {buf, 0, 0, true};
-        kiln_status st = kiln_cpu_gemm_run(kit, mg, live, K, a, b, y + pix0, pixels, e, NULL, 0);
-        if (st != KILN_OK) return st;
+    int64_t K = conv_k(p), pp = (p->OH * p->OW + kit->nr - 1) / kit->nr, pmg = (p->M / p->group + kit->mr - 1) / kit->mr;
+    int64_t first = (pp + ws_panels - 1) / ws_panels, images = p->N * p->group;
+    im2col_cut best = {0};
+    double best_cost = -1.0;
+    for (int64_t tm = 1; tm <= (int64_t)max_tasks && tm <= pmg; tm++) {
+        for (int64_t c = first; c <= first + (int64_t)max_tasks && c <= pp; c++) {
+            int64_t panels = (pp + c - 1) / c, chunks = (pp + panels - 1) / panels;
+            int64_t items = images * chunks * tm;
+            size_t tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;
+            double item = (double)K * (double)(panels * kit->nr) *
+                          (PACK_COST + (double)((pmg + tm - 1) / tm * kit->mr));
+            double cost = (double)((items + (int64_t)tasks - 1) / (int64_t)tasks) * item;
+            if (best_cost < 0.0 || cost < best_cost) {
+                best_cost = cost;
+                best = (im2col_cut){panels, chunks, tm, tasks};
+            }
+        }
     }
-    return KILN_OK;
+    return best;
 }
 
-static void conv_depthwise(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x, const float *w,
-                           const float *bias, float *y)
+typedef struct conv_job {
+    const kiln_cpu_kit *kit;
+    const kiln_cpu_conv_params *p;
+    const float *x, *w, *bias;
+    float *y;
+    const kiln_cpu_exec *exec;
+    im2col_cut cut;
+    atomic_int status;
+} conv_job;
+
+static void record_failure(atomic_int *status, kiln_status st)
 {
-    int64_t in_plane = p->H * p->W, out_plane = p->OH * p->OW, taps = p->KH * p->KW;
-    for (int64_t n = 0; n < p->N; n++) {
-        for (int64_t c = 0; c < p->C; c++) {
-            const float *xc = x + (n * p->C + c) * in_plane;
-            float *yc = y + (n * p->C + c) * out_plane;
-            kit->dwconv(p, xc, w + c * taps, bias ? bias[c] : 0.0f, yc);
-            if (!kiln_cpu_act_is_identity(&p->act)) kit->act(&p->act, yc, yc, (size_t)out_plane);
+    int expected = KILN_OK;
+    if (st != KILN_OK) atomic_compare_exchange_strong(status, &expected, (int)st);
+}
+
+/* Task t: its run of items, gathering a chunk into its own slot only when the previous item
+   did not leave that very chunk there. */
+static void im2col_task(void *arg, size_t task)
+{
+    conv_job *j = arg;
+    const kiln_cpu_kit *kit = j->kit;
+    const kiln_cpu_conv_params *p = j->p;
+    int64_t pixels = p->OH * p->OW, K = conv_k(p), mg = p->M / p->group, cg = p->C / p->group;
+    int64_t per_image = j->cut.chunks * j->cut.tm, lo, hi, gathered = -1;
+    size_t w_group = kiln_cpu_pack_a_size(mg, K, kit->mr) / sizeof(float);
+    float *buf = kiln_cpu_task_workspace(j->exec, task);
+    kiln_cpu_split(p->N * p->group * per_image, j->cut.tasks, task, &lo, &hi);
+    for (int64_t item = lo; item < hi; item++) {
+        int64_t image = item / per_image, chunk = item % per_image / j->cut.tm, range = item % j->cut.tm;
+        int64_t n = image / p->group, g = image % p->group, r0, r1;
+        int64_t pix0 = chunk * j->cut.panels * kit->nr;
+        int64_t live = min64(j->cut.panels * kit->nr, pixels - pix0);
+        if (item / j->cut.tm != gathered) {
+            const float *xg = j->x + (n * p->C + g * cg) * p->H * p->W;
+            for (int64_t q = 0; q < live; q += kit->nr)
+                im2col_panel(p, xg, pix0 + q, min64(kit->nr, live - q), kit->nr, buf + q * K);
+            gathered = item / j->cut.tm;
         }
+        kiln_cpu_split_aligned(mg, kit->mr, (size_t)j->cut.tm, (size_t)range, &r0, &r1);
+        if (r0 == r1) continue;
+        kiln_cpu_epilogue e = {1.0f, 1.0f, j->bias ? KILN_CPU_BIAS_PER_ROW : KILN_CPU_BIAS_NONE,
+                               j->bias ? j->bias + g * mg + r0 : NULL, p->act, 0};
+        kiln_cpu_operand a = {j->w + (size_t)g * w_group + (size_t)(r0 / kit->mr * K * kit->mr), 0, 0, true};
+        kiln_cpu_operand b = {buf, 0, 0, true};
+        float *y = j->y + (n * p->M + g * mg + r0) * pixels + pix0;
+        kiln_status st = kiln_cpu_gemm_run(kit, r1 - r0, live, K, a, b, y, pixels, &e, NULL, 0);
+        if (st != KILN_OK) {
+            record_failure(&j->status, st);
+            return;
+        }
+    }
+}
+
+/* ---- pointwise strategy: one GEMM per (image, group), shared out by kiln_cpu_gemm_batch ---- */
+
+static void pointwise_problem(const void *src, int64_t image, kiln_cpu_gemm_problem *out)
+{
+    const conv_job *j = src;
+    const kiln_cpu_conv_params *p = j->p;
+    int64_t n = image / p->group, g = image % p->group, cg = p->C / p->group, mg = p->M / p->group;
+    int64_t in_plane = p->H * p->W, pixels = p->OH * p->OW, K = conv_k(p);
+    size_t w_group = kiln_cpu_pack_a_size(mg, K, j->kit->mr) / sizeof(float);
+    *out = (kiln_cpu_gemm_problem){
+        .M = mg, .N = pixels, .K = K,
+        .a = {j->w + (size_t)g * w_group, 0, 0, true},
+        .b = {j->x + (n * p->C + g * cg) * in_plane, in_plane, 1, false},
+        .y = j->y + (n * p->M + g * mg) * pixels,
+        .ldy = pixels,
+        .e = {1.0f, 1.0f, j->bias ? KILN_CPU_BIAS_PER_ROW : KILN_CPU_BIAS_NONE, j->bias ? j->bias + g * mg : NULL,
+              p->act, 0},
+    };
+}
+
+/* ---- depthwise strategy: tasks over runs of (image, channel) planes ---- */
+
+static void depthwise_task(void *arg, size_t task)
+{
+    conv_job *j = arg;
+    const kiln_cpu_conv_params *p = j->p;
+    int64_t in_plane = p->H * p->W, out_plane = p->OH * p->OW, taps = p->KH * p->KW, lo, hi;
+    kiln_cpu_split(p->N * p->C, j->cut.tasks, task, &lo, &hi);
+    for (int64_t plane = lo; plane < hi; plane++) {
+        int64_t c = plane % p->C;
+        float *yc = j->y + plane * out_plane;
+        j->kit->dwconv(p, j->x + plane * in_plane, j->w + c * taps, j->bias ? j->bias[c] : 0.0f, yc);
+        if (!kiln_cpu_act_is_identity(&p->act)) j->kit->act(&p->act, yc, yc, (size_t)out_plane);
     }
 }
 
@@ -114,40 +223,23 @@ kiln_status kiln_cpu_conv2d_step(const kiln_cpu_kit *kit, const void *params, co
                                  kiln_tensor *const *out, kiln_cpu_exec *exec)
 {
     const kiln_cpu_conv_params *p = params;
-    const float *x = in[0]->data, *w = in[1]->data, *bias = p->has_bias ? in[2]->data : NULL;
-    float *y = out[0]->data;
+    conv_job j = {.kit = kit, .p = p, .x = in[0]->data, .w = in[1]->data, .y = out[0]->data, .exec = exec};
+    j.bias = p->has_bias ? in[2]->data : NULL;
+    atomic_init(&j.status, KILN_OK);
+    int64_t mg = p->M / p->group, pixels = p->OH * p->OW, K = conv_k(p);
     if (p->depthwise) {
-        conv_depthwise(kit, p, x, w, bias, y);
+        int64_t work = p->N * p->C * pixels * p->KH * p->KW;
+        j.cut.tasks = kiln_cpu_task_count(exec, work, DEPTHWISE_GRAIN, false);
+        kiln_cpu_parallel(exec, j.cut.tasks, depthwise_task, &j);
         return KILN_OK;
     }
-    int64_t cg = p->C / p->group, mg = p->M / p->group, K = conv_k(p);
-    int64_t in_plane = p->H * p->W, pixels = p->OH * p->OW;
     if (p->N == 0 || mg == 0 || pixels == 0) return KILN_OK; /* Y is empty */
-    size_t w_group = kiln_cpu_pack_a_size(mg, K, kit->mr) / sizeof(float);
     /* With K == 0 the GEMM only writes the bias: nothing to gather. */
-    bool direct = kiln_cpu_conv_is_pointwise(p) || K == 0;
-    int64_t cols = 0;
-    if (!direct) {
-        cols = min64((int64_t)(exec->workspace_size / ((size_t)K * sizeof(float))) / kit->nr * kit->nr,
-                     round_up(pixels, kit->nr));
-        if (cols < 1) return KILN_ERROR_INVALID_ARGUMENT;
-    }
-    for (int64_t n = 0; n < p->N; n++) {
-        for (int64_t g = 0; g < p->group; g++) {
-            const float *xg = x + (n * p->C + g * cg) * in_plane;
-            float *yg = y + (n * p->M + g * mg) * pixels;
-            kiln_cpu_epilogue e = {1.0f, 1.0f, bias ? KILN_CPU_BIAS_PER_ROW : KILN_CPU_BIAS_NONE,
-                                   bias ? bias + g * mg : NULL, p->act};
-            kiln_cpu_operand a = {w + (size_t)g * w_group, 0, 0, true};
-            kiln_status st;
-            if (direct) {
-                kiln_cpu_operand b = {xg, in_plane, 1, false};
-                st = kiln_cpu_gemm_run(kit, mg, pixels, K, a, b, yg, pixels, &e, exec->workspace, exec->workspace_size);
-            } else {
-                st = conv_group_im2col(kit, p, xg, a.data, &e, yg, exec->workspace, cols);
-            }
-            if (st != KILN_OK) return st;
-        }
-    }
-    return KILN_OK;
+    if (kiln_cpu_conv_is_pointwise(p) || K == 0) return kiln_cpu_gemm_batch(kit, p->N * p->group, pointwise_problem, &j, exec);
+    int64_t ws_panels = (int64_t)(exec->workspace_size / ((size_t)(K * kit->nr) * sizeof(float)));
+    if (ws_panels < 1) return KILN_ERROR_INVALID_ARGUMENT;
+    size_t max_tasks = kiln_cpu_task_count(exec, p->N * p->M * pixels * K, CONV_GRAIN, true);
+    j.cut = choose_im2col_cut(kit, p, ws_panels, max_tasks);
+    kiln_cpu_parallel(exec, j.cut.tasks, im2col_task, &j);
+    return (kiln_status)atomic_load(&j.status);
 }

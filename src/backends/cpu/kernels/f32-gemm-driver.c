@@ -111,7 +111,7 @@ static void fill_bias(int64_t M, int64_t N, float *y, int64_t ldy, const kiln_cp
             case KILN_CPU_BIAS_SCALAR: v = e->bias[0]; break;
             case KILN_CPU_BIAS_PER_COL: v = e->bias[j]; break;
             case KILN_CPU_BIAS_PER_ROW: v = e->bias[i]; break;
-            case KILN_CPU_BIAS_FULL: v = e->bias[i * N + j]; break;
+            case KILN_CPU_BIAS_FULL: v = e->bias[i * (e->ldbias ? e->ldbias : N) + j]; break;
             default: break;
             }
             row[j] = e->bias_kind == KILN_CPU_BIAS_NONE ? 0.0f : e->beta * v;
@@ -221,22 +221,35 @@ kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int
     return KILN_OK;
 }
 
+typedef struct gemm_step_args {
+    const kiln_cpu_gemm_params *p;
+    const kiln_tensor *const *in;
+    kiln_tensor *const *out;
+} gemm_step_args;
+
+/* Product `bi` of a GEMM step's batch. */
+static void gemm_step_problem(const void *src, int64_t bi, kiln_cpu_gemm_problem *out)
+{
+    const gemm_step_args *args = src;
+    const kiln_cpu_gemm_params *p = args->p;
+    const kiln_tensor *const *in = args->in;
+    kiln_tensor *const *outs = args->out;
+    const float *A = in[0]->data, *B = in[1]->data;
+    const float *bias = p->bias_kind != KILN_CPU_BIAS_NONE ? in[2]->data : NULL;
+    if (p->bias_kind == KILN_CPU_BIAS_FULL) bias += bi * p->bias_batch_stride;
+    *out = (kiln_cpu_gemm_problem){
+        .M = p->M, .N = p->N, .K = p->K,
+        .a = {A + bi * p->a_batch_stride, p->trans_a ? 1 : p->lda, p->trans_a ? p->lda : 1, false},
+        .b = {B + bi * p->b_batch_stride, p->trans_b ? 1 : p->ldb, p->trans_b ? p->ldb : 1, p->b_packed != 0},
+        .y = (float *)outs[0]->data + bi * p->y_batch_stride,
+        .ldy = p->ldy,
+        .e = {p->alpha, p->beta, p->bias_kind, bias, p->act, 0},
+    };
+}
+
 kiln_status kiln_cpu_gemm_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
                                kiln_tensor *const *out, kiln_cpu_exec *exec)
 {
-    const kiln_cpu_gemm_params *p = params;
-    const float *A = in[0]->data, *B = in[1]->data;
-    const float *bias = p->bias_kind != KILN_CPU_BIAS_NONE ? in[2]->data : NULL;
-    float *Y = out[0]->data;
-    for (int64_t bi = 0; bi < p->batch; bi++) {
-        kiln_cpu_operand a = {A + bi * p->a_batch_stride, p->trans_a ? 1 : p->lda, p->trans_a ? p->lda : 1, false};
-        kiln_cpu_operand b = {B + bi * p->b_batch_stride, p->trans_b ? 1 : p->ldb, p->trans_b ? p->ldb : 1,
-                              p->b_packed != 0};
-        kiln_cpu_epilogue e = {p->alpha, p->beta, p->bias_kind, bias, p->act};
-        if (p->bias_kind == KILN_CPU_BIAS_FULL) e.bias = bias + bi * p->bias_batch_stride;
-        kiln_status st = kiln_cpu_gemm_run(kit, p->M, p->N, p->K, a, b, Y + bi * p->y_batch_stride, p->ldy, &e,
-                                           exec->workspace, exec->workspace_size);
-        if (st != KILN_OK) return st;
-    }
-    return KILN_OK;
+    gemm_step_args args = {params, in, out};
+    return kiln_cpu_gemm_batch(kit, args.p->batch, gemm_step_problem, &args, exec);
 }

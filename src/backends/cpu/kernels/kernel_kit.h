@@ -58,6 +58,32 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_dwconv_fn dwconv;
 } kiln_cpu_kit;
 
+/* ---- threads (parallel.c) -----------------------------------------------------------------
+ * A driver cuts its output into tasks (at most one per thread; task t uses workspace slot t)
+ * and runs them with kiln_cpu_parallel. */
+
+/* Tasks a step may run at once: the exec's thread count, or 1 without threads — and 1 when the
+ * tasks need a workspace each but the exec has only slot 0. */
+size_t kiln_cpu_task_slots(const kiln_cpu_exec *exec, bool needs_workspace);
+/* Tasks for `work` units when each task should get at least `grain` of them (so that waking a
+ * worker pays): between 1 and kiln_cpu_task_slots. */
+size_t kiln_cpu_task_count(const kiln_cpu_exec *exec, int64_t work, int64_t grain, bool needs_workspace);
+/* Workspace slot of task t (kiln_cpu_exec). */
+void *kiln_cpu_task_workspace(const kiln_cpu_exec *exec, size_t task);
+/* Task t's part [*lo, *hi) of n items cut into `tasks` contiguous parts differing by at most one
+ * item; _aligned cuts only at multiples of `unit` (the last part ends at n). */
+void kiln_cpu_split(int64_t n, size_t tasks, size_t task, int64_t *lo, int64_t *hi);
+void kiln_cpu_split_aligned(int64_t n, int64_t unit, size_t tasks, size_t task, int64_t *lo, int64_t *hi);
+/* fn(arg, t) for every t < tasks on the exec's threads (inline for one task). */
+void kiln_cpu_parallel(const kiln_cpu_exec *exec, size_t tasks, void (*fn)(void *arg, size_t task), void *arg);
+/* fn(ctx, lo, hi) on contiguous runs of `rows` independent rows spread over the exec's threads
+ * (no workspace), when the rows hold at least two grains of work at row_work units a row. */
+typedef void (*kiln_cpu_rows_fn)(const void *ctx, int64_t lo, int64_t hi);
+void kiln_cpu_parallel_rows(const kiln_cpu_exec *exec, int64_t rows, int64_t row_work, int64_t grain,
+                            kiln_cpu_rows_fn fn, const void *ctx);
+/* Elements a row-wise normalisation (softmax, layernorm) must have per task before a worker pays. */
+#define KILN_CPU_ROWS_GRAIN ((int64_t)1 << 15)
+
 /* ---- GEMM driver (f32-gemm-driver.c) ------------------------------------------------------
  * Blocking (BLIS order): N in blocks of nc, K in blocks of kc, M in blocks of mc; the kc x nr
  * micro-panel of B stays in L1 while the MR panels of an mc x kc block of A stream from L2.
@@ -78,6 +104,7 @@ typedef struct kiln_cpu_epilogue {
     uint32_t bias_kind;             /* kiln_cpu_bias_kind */
     const float *bias;              /* FULL: (M x N) row-major */
     kiln_cpu_act act;
+    int64_t ldbias;                 /* FULL: row stride of the bias; 0 means N */
 } kiln_cpu_epilogue;
 
 typedef struct kiln_cpu_gemm_plan {
@@ -99,6 +126,29 @@ bool kiln_cpu_gemm_plan_fit(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int6
 kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int64_t K, kiln_cpu_operand a,
                               kiln_cpu_operand b, float *y, int64_t ldy, const kiln_cpu_epilogue *e, void *workspace,
                               size_t workspace_size);
+
+/* ---- threaded GEMMs (f32-gemm-parallel.c) -------------------------------------------------- */
+
+/* One GEMM as kiln_cpu_gemm_run takes it. */
+typedef struct kiln_cpu_gemm_problem {
+    int64_t M, N, K;
+    kiln_cpu_operand a, b;
+    float *y;
+    int64_t ldy;
+    kiln_cpu_epilogue e;
+} kiln_cpu_gemm_problem;
+
+/* Problem `index` of a batch described by src. */
+typedef void (*kiln_cpu_gemm_batch_fn)(const void *src, int64_t index, kiln_cpu_gemm_problem *out);
+
+/* The `batch` GEMMs get(src, i) — of one shape: M, N, K and which operands are packed are the
+ * same for every i — spread over the exec's threads: the products are cut into tiles along M
+ * (at MR panels) and N (at NR panels) as a cost model of the tiles' work and repeated packing
+ * prefers, and each task runs kiln_cpu_gemm_run on its tiles with its own workspace slot of
+ * exec->workspace_size bytes (enough for the whole problem, hence for any tile). Cutting changes
+ * no result bit: every element still sums its K products in the same order. */
+kiln_status kiln_cpu_gemm_batch(const kiln_cpu_kit *kit, int64_t batch, kiln_cpu_gemm_batch_fn get, const void *src,
+                                const kiln_cpu_exec *exec);
 
 /* ---- conv driver (f32-conv2d-driver.c) ---------------------------------------------------- */
 

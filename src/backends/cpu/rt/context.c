@@ -42,13 +42,43 @@ kiln_status kiln_cpu_context_new(const kiln_cpu_key *key, kiln_cpu_context **out
 
 #define REJECT(...) kiln_ctxbin_reject(message, message_size, __VA_ARGS__)
 
-/* The selected record's steps against this build's kernel table for its target. */
+/* Whether a step reads a weight packed for the record's register tile: a GEMM with packed B,
+   or a convolution that is not depthwise (its filters are packed A panels). */
+static bool step_reads_packed_weight(const kiln_ctx_step *step)
+{
+    if (step->op == KILN_CPU_OP_GEMM) {
+        kiln_cpu_gemm_params p;
+        memcpy(&p, step->params, sizeof p);
+        return p.b_packed != 0;
+    }
+    if (step->op == KILN_CPU_OP_CONV2D) {
+        kiln_cpu_conv_params p;
+        memcpy(&p, step->params, sizeof p);
+        return !p.depthwise;
+    }
+    return false;
+}
+
+static bool record_has_packed_weights(const kiln_ctxbin *bin, const kiln_ctx_record *r)
+{
+    const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(bin, r);
+    for (uint32_t i = 0; i < r->n_graphs; i++) {
+        const kiln_ctx_step *steps = kiln_ctxbin_steps(bin, &graphs[i]);
+        for (uint32_t s = 0; s < graphs[i].n_steps; s++)
+            if (step_reads_packed_weight(&steps[s])) return true;
+    }
+    return false;
+}
+
+/* The selected record's steps against this build's kernel table for its target. The tile the
+   record was packed for must be the table's only when some weight is packed: a record without
+   packed weights (written, say, when the generic tile was 4x8) runs on any tile. */
 static kiln_status check_kernels(const kiln_cpu_context *c, char *message, size_t message_size)
 {
     const kiln_ctx_record *r = c->record;
     const kiln_cpu_kernels *k = c->kernels;
     const char *target = kiln_ctxbin_string(&c->bin, r->target);
-    if (r->gemm_mr != k->gemm_mr || r->gemm_nr != k->gemm_nr)
+    if ((r->gemm_mr != k->gemm_mr || r->gemm_nr != k->gemm_nr) && record_has_packed_weights(&c->bin, r))
         return REJECT("record '%s' was packed for a %ux%u register tile; this build's %s kernels use %ux%u", target,
                       r->gemm_mr, r->gemm_nr, k->isa, k->gemm_mr, k->gemm_nr);
     const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(&c->bin, r);

@@ -89,10 +89,15 @@ bool kiln_cpu_context_matches(const kiln_cpu_context *c, const kiln_cpu_key *key
 
 /* Run graph `graph` (index in the record) on dense caller tensors whose dtypes and shapes must
  * be the graph's. Serialised with every other execution in the context's scratch group.
+ * threads (NULL: one thread) gives the thread fields of every step's kiln_cpu_exec — the pool
+ * and the workspace slots 1..n-1 of the calling handle, each at least as large as the graph's
+ * largest step workspace; the workspace fields are filled per step.
  * KILN_ERROR_INVALID_ARGUMENT (counts, NULL data), KILN_ERROR_DTYPE_MISMATCH,
  * KILN_ERROR_SHAPE_MISMATCH, or a kernel's status. */
 kiln_status kiln_cpu_context_execute(kiln_cpu_context *c, uint32_t graph, const kiln_tensor *const *in, size_t n_in,
-                                     kiln_tensor *const *out, size_t n_out);
+                                     kiln_tensor *const *out, size_t n_out, const kiln_cpu_exec *threads);
+/* Bytes of the largest workspace any step of graph `graph` uses (the size of one thread slot). */
+uint64_t kiln_cpu_context_step_workspace(const kiln_cpu_context *c, uint32_t graph);
 
 /* Record selection (ctx_select.c): the runnable record with the highest target rank, or the
  * forced one. KILN_ERROR_NO_RUNNABLE_TARGET with a message listing the binary's targets and

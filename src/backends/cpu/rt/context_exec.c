@@ -10,7 +10,9 @@
  *                                                                0    workspace_offset    scratch_size
  *
  * The scratch buffer belongs to the context's scratch group, whose lock is held for the whole
- * graph: executions that share a buffer never overlap.
+ * graph: executions that share a buffer never overlap. Steps may spread over the calling
+ * handle's threads (kiln_cpu_exec): task 0 works in the group buffer's workspace, tasks 1..n-1
+ * in the handle's own workspace slots (cpu_backend.c), which the group lock serialises as well.
  */
 #include <string.h>
 
@@ -34,6 +36,7 @@ typedef struct graph_call {
     const kiln_tensor *const *in;
     kiln_tensor *const *out;
     uint8_t *scratch;               /* NULL when the context needs none */
+    const kiln_cpu_exec *threads;   /* the handle's threads and extra workspace slots */
 } graph_call;
 
 /* Step tensor `index` with its data resolved for this call. */
@@ -64,13 +67,17 @@ static kiln_status run_step(const kiln_cpu_kernels *k, const graph_call *call, c
         outs[j] = &views[s->n_inputs + j];
     }
     const kiln_ctx_graph *g = call->graph->fmt;
-    kiln_cpu_exec exec = {call->scratch ? call->scratch + g->workspace_offset : NULL, (size_t)s->workspace_size};
+    /* Slot 0 is the step's workspace in the group buffer; the other slots are the handle's. */
+    kiln_cpu_exec exec = *call->threads;
+    exec.workspace = call->scratch ? call->scratch + g->workspace_offset : NULL;
+    exec.workspace_size = (size_t)s->workspace_size;
     return k->ops[s->op](s->params, ins, outs, &exec);
 }
 
 kiln_status kiln_cpu_context_execute(kiln_cpu_context *c, uint32_t graph, const kiln_tensor *const *in, size_t n_in,
-                                     kiln_tensor *const *out, size_t n_out)
+                                     kiln_tensor *const *out, size_t n_out, const kiln_cpu_exec *threads)
 {
+    static const kiln_cpu_exec one_thread = {0};
     KILN_CHECK(c && c->magic == KILN_CPU_CONTEXT_MAGIC && graph < c->record->n_graphs, KILN_ERROR_STALE_HANDLE);
     const kiln_cpu_graph *gr = &c->graphs[graph];
     const kiln_ctx_graph *g = gr->fmt;
@@ -79,10 +86,19 @@ kiln_status kiln_cpu_context_execute(kiln_cpu_context *c, uint32_t graph, const 
     KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
     for (size_t i = 0; i < n_in; i++) KILN_TRY(check_io(in[i], &gr->tensors[i]));
     for (size_t j = 0; j < n_out; j++) KILN_TRY(check_io(out[j], &gr->tensors[n_in + j]));
-    graph_call call = {gr, kiln_ctxbin_tensors(&c->bin, g), in, out, NULL};
+    graph_call call = {gr, kiln_ctxbin_tensors(&c->bin, g), in, out, NULL, threads ? threads : &one_thread};
     if (c->group) call.scratch = kiln_cpu_group_lock(c->group);
     kiln_status st = KILN_OK;
     for (uint32_t k = 0; k < g->n_steps && st == KILN_OK; k++) st = run_step(c->kernels, &call, &gr->steps[k]);
     if (c->group) kiln_cpu_group_unlock(c->group);
     return st;
+}
+
+uint64_t kiln_cpu_context_step_workspace(const kiln_cpu_context *c, uint32_t graph)
+{
+    const kiln_cpu_graph *gr = &c->graphs[graph];
+    uint64_t most = 0;
+    for (uint32_t k = 0; k < gr->fmt->n_steps; k++)
+        if (gr->steps[k].workspace_size > most) most = gr->steps[k].workspace_size;
+    return most;
 }

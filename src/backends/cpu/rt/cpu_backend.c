@@ -5,6 +5,13 @@
  * that serves the method (graph name = method name; a binary with one graph serves any method).
  * Handles come from the loading module's allocator and carry a magic that destroy() clears, so a
  * handle passed again after destroy is refused instead of followed.
+ *
+ * Threads are per handle, not per context: the module's pool (valid while the handle lives) and,
+ * when the module has n > 1 threads and the graph's steps use a workspace, n - 1 extra workspace
+ * slots of the largest step workspace each, allocated here from the module's allocator. Slot 0
+ * stays the workspace planned in the scratch group, so a single-threaded module pays nothing
+ * and the group buffer does not grow with the thread count; the extra slots are the price of a
+ * packing/gather buffer per thread (reported by no scratch-size query: they are handle memory).
  */
 #include "backends/cpu/rt/cpu_backend.h"
 
@@ -20,6 +27,7 @@ typedef struct cpu_delegate {
     uint32_t graph;                     /* index in the context's selected record */
     kiln_cpu_context *context;          /* one reference */
     const kiln_allocator *allocator;    /* of this handle */
+    kiln_cpu_exec threads;              /* pool and workspace slots 1..n-1 (thread_workspace owned) */
 } cpu_delegate;
 
 static cpu_delegate *live_delegate(void *handle)
@@ -52,6 +60,25 @@ static kiln_status key_from_args(const kiln_backend_init_args *args, kiln_cpu_ke
     return KILN_OK;
 }
 
+/* The handle's thread fields: the module's pool and, for n > 1 threads, n - 1 workspace slots. */
+static kiln_status setup_threads(cpu_delegate *d, const kiln_backend_init_args *args)
+{
+    int n = args->num_threads;
+    if (n <= 1 || !args->parallel_for) return KILN_OK;
+    kiln_cpu_exec *t = &d->threads;
+    t->parallel_for = args->parallel_for;
+    t->pool = args->pool;
+    t->n_threads = (uint32_t)n;
+    uint64_t slot = kiln_cpu_context_step_workspace(d->context, d->graph);
+    if (slot == 0) return KILN_OK;
+    slot = (slot + 63) / 64 * 64;
+    KILN_CHECK(slot <= SIZE_MAX / (size_t)(n - 1), KILN_ERROR_OUT_OF_MEMORY);
+    t->thread_workspace = kiln_alloc(args->allocator, (size_t)slot * (size_t)(n - 1), 64);
+    KILN_CHECK(t->thread_workspace, KILN_ERROR_OUT_OF_MEMORY);
+    t->thread_workspace_stride = (size_t)slot;
+    return KILN_OK;
+}
+
 static kiln_status cpu_init(void *user, const kiln_backend_init_args *args, void **handle_out)
 {
     (void)user;
@@ -78,10 +105,16 @@ static kiln_status cpu_init(void *user, const kiln_backend_init_args *args, void
         return kiln_ctxbin_reject(message, message_size, "no graph serves method '%s'",
                                   args->method_name ? args->method_name : "(unnamed)");
     }
-    d->magic = DELEGATE_MAGIC;
     d->graph = (uint32_t)graph;
     d->context = c;
     d->allocator = args->allocator;
+    st = setup_threads(d, args);
+    if (st != KILN_OK) {
+        kiln_cpu_cache_release(c);
+        kiln_free(args->allocator, d);
+        return st;
+    }
+    d->magic = DELEGATE_MAGIC;
     *handle_out = d;
     return KILN_OK;
 }
@@ -92,7 +125,7 @@ static kiln_status cpu_execute(void *user, void *handle, const kiln_tensor *cons
     (void)user;
     cpu_delegate *d = live_delegate(handle);
     KILN_CHECK(d, KILN_ERROR_STALE_HANDLE);
-    return kiln_cpu_context_execute(d->context, d->graph, in, n_in, out, n_out);
+    return kiln_cpu_context_execute(d->context, d->graph, in, n_in, out, n_out, &d->threads);
 }
 
 static void cpu_destroy(void *user, void *handle)
@@ -102,6 +135,7 @@ static void cpu_destroy(void *user, void *handle)
     if (!d) return;
     kiln_cpu_context *c = d->context;
     d->magic = 0;
+    kiln_free(d->allocator, d->threads.thread_workspace);
     kiln_free(d->allocator, d);
     kiln_cpu_cache_release(c);
 }

@@ -8,13 +8,20 @@
 
 #include "backends/cpu/kernels/generic/kernels-generic.h"
 
-kiln_status kiln_cpu_f32_layernorm__generic(const void *params, const kiln_tensor *const *in,
-                                            kiln_tensor *const *out, kiln_cpu_exec *exec)
+typedef struct layernorm_job {
+    const kiln_cpu_layernorm_params *p;
+    const float *x, *scale, *bias;
+    float *y;
+} layernorm_job;
+
+/* Rows [lo, hi). */
+static void layernorm_rows(const void *ctx, int64_t lo, int64_t hi)
 {
-    const kiln_cpu_layernorm_params *p = params;
-    const float *x = in[0]->data, *scale = in[1]->data, *bias = p->has_bias ? in[2]->data : NULL;
-    float *y = out[0]->data;
-    for (int64_t r = 0; r < p->outer; r++) {
+    const layernorm_job *job = ctx;
+    const kiln_cpu_layernorm_params *p = job->p;
+    const float *x = job->x, *scale = job->scale, *bias = job->bias;
+    float *y = job->y;
+    for (int64_t r = lo; r < hi; r++) {
         const float *xr = x + r * p->n;
         float *yr = y + r * p->n;
         double mean = 0.0, var = 0.0;
@@ -26,5 +33,13 @@ kiln_status kiln_cpu_f32_layernorm__generic(const void *params, const kiln_tenso
         for (int64_t j = 0; j < p->n; j++)
             yr[j] = (float)((xr[j] - mean) * inv_std * scale[j] + (bias ? bias[j] : 0.0f));
     }
+}
+
+kiln_status kiln_cpu_f32_layernorm__generic(const void *params, const kiln_tensor *const *in,
+                                            kiln_tensor *const *out, kiln_cpu_exec *exec)
+{
+    const kiln_cpu_layernorm_params *p = params;
+    layernorm_job j = {p, in[0]->data, in[1]->data, p->has_bias ? in[2]->data : NULL, out[0]->data};
+    kiln_cpu_parallel_rows(exec, p->outer, p->n, KILN_CPU_ROWS_GRAIN, layernorm_rows, &j);
     return KILN_OK;
 }

@@ -5,6 +5,7 @@
  * after the first tap) and gives -FLT_MAX for an empty window; average sums in double and
  * divides by the taps present, or with count_include_pad by the taps inside the padded input
  * (never those past the pads, which ceil mode can add), and gives 0 for an empty window.
+ * Threads take runs of output rows (kernel_kit.h).
  */
 #include <float.h>
 
@@ -50,23 +51,43 @@ static float pool_window(const kiln_cpu_pool_params *p, const float *x, const ax
     return count > 0 ? (float)(sum / (double)count) : 0.0f;
 }
 
+/* Window taps a task must have before waking a worker pays (a tap costs about a nanosecond). */
+#define POOL_GRAIN ((int64_t)1 << 15)
+
+typedef struct pool_job {
+    const kiln_cpu_pool_params *p;
+    const float *x;
+    float *y;
+    size_t tasks;
+} pool_job;
+
+/* Output rows [lo, hi) of all N x C x OH rows. */
+static void pool_task(void *arg, size_t task)
+{
+    const pool_job *j = arg;
+    const kiln_cpu_pool_params *p = j->p;
+    int64_t in_plane = p->H * p->W, lo, hi;
+    kiln_cpu_split(p->N * p->C * p->OH, j->tasks, task, &lo, &hi);
+    for (int64_t row = lo; row < hi; row++) {
+        int64_t plane = row / p->OH, oh = row % p->OH;
+        const float *xc = j->x + plane * in_plane;
+        float *yr = j->y + row * p->OW;
+        axis_taps h = axis_window(oh, p->stride_h, p->pad_top, p->pad_bottom, p->dil_h, p->KH, p->H);
+        for (int64_t ow = 0; ow < p->OW; ow++) {
+            axis_taps w = axis_window(ow, p->stride_w, p->pad_left, p->pad_right, p->dil_w, p->KW, p->W);
+            yr[ow] = pool_window(p, xc, &h, &w);
+        }
+    }
+}
+
 kiln_status kiln_cpu_f32_pool2d__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                          kiln_cpu_exec *exec)
 {
     const kiln_cpu_pool_params *p = params;
-    const float *x = in[0]->data;
-    float *y = out[0]->data;
-    int64_t planes = p->N * p->C, in_plane = p->H * p->W, out_plane = p->OH * p->OW;
-    for (int64_t c = 0; c < planes; c++) {
-        const float *xc = x + c * in_plane;
-        float *yc = y + c * out_plane;
-        for (int64_t oh = 0; oh < p->OH; oh++) {
-            axis_taps h = axis_window(oh, p->stride_h, p->pad_top, p->pad_bottom, p->dil_h, p->KH, p->H);
-            for (int64_t ow = 0; ow < p->OW; ow++) {
-                axis_taps w = axis_window(ow, p->stride_w, p->pad_left, p->pad_right, p->dil_w, p->KW, p->W);
-                yc[oh * p->OW + ow] = pool_window(p, xc, &h, &w);
-            }
-        }
-    }
+    pool_job j = {p, in[0]->data, out[0]->data, 1};
+    int64_t rows = p->N * p->C * p->OH;
+    if (rows <= 0 || p->OW <= 0) return KILN_OK;
+    j.tasks = kiln_cpu_task_count(exec, rows * p->OW * p->KH * p->KW, POOL_GRAIN, false);
+    kiln_cpu_parallel(exec, j.tasks, pool_task, &j);
     return KILN_OK;
 }

@@ -28,16 +28,28 @@ static void softmax_lane(const float *x, float *y, int64_t n, int64_t s, bool lo
     for (int64_t j = 0; j < n; j++) y[j * s] = (float)(y[j * s] / sum);
 }
 
+typedef struct softmax_job {
+    const kiln_cpu_softmax_params *p;
+    const float *x;
+    float *y;
+} softmax_job;
+
+/* Lanes [lo, hi) of the outer x inner lanes, lane (o, i) at o * n * inner + i. */
+static void softmax_lanes(const void *ctx, int64_t lo, int64_t hi)
+{
+    const softmax_job *j = ctx;
+    const kiln_cpu_softmax_params *p = j->p;
+    for (int64_t lane = lo; lane < hi; lane++) {
+        int64_t base = lane / p->inner * p->n * p->inner + lane % p->inner;
+        softmax_lane(j->x + base, j->y + base, p->n, p->inner, p->log != 0);
+    }
+}
+
 kiln_status kiln_cpu_f32_softmax__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                           kiln_cpu_exec *exec)
 {
     const kiln_cpu_softmax_params *p = params;
-    const float *x = in[0]->data;
-    float *y = out[0]->data;
-    for (int64_t o = 0; o < p->outer; o++)
-        for (int64_t i = 0; i < p->inner; i++) {
-            int64_t base = o * p->n * p->inner + i;
-            softmax_lane(x + base, y + base, p->n, p->inner, p->log != 0);
-        }
+    softmax_job j = {p, in[0]->data, out[0]->data};
+    kiln_cpu_parallel_rows(exec, p->outer * p->inner, p->n, KILN_CPU_ROWS_GRAIN, softmax_lanes, &j);
     return KILN_OK;
 }

@@ -2,14 +2,15 @@
  *
  * Layer: backends/cpu/kernels/generic, compiled with the generic flags only: runs on any CPU.
  * The kit feeds the shared drivers (kernel_kit.h) with the plain-C microkernels of this
- * directory; gemm_mr/gemm_nr are the 4x8 microkernel's panel widths.
+ * directory; gemm_mr/gemm_nr are the 6x16 microkernel's panel widths, the same as the avx2
+ * table's, so generic and x86-64-v3 records of one binary share every packed weight block.
  */
 #include "backends/cpu/kernels/generic/kernels-generic.h"
 
 static const kiln_cpu_kit kit = {
     .mr = KILN_CPU_GENERIC_MR,
     .nr = KILN_CPU_GENERIC_NR,
-    .gemm = kiln_cpu_f32_gemm_ukernel_4x8__generic,
+    .gemm = kiln_cpu_f32_gemm_ukernel_6x16__generic,
     .act = kiln_cpu_f32_vact__generic,
     .binary = kiln_cpu_f32_vbinary__generic,
     .scale_shift = kiln_cpu_f32_vscaleshift__generic,

@@ -9,11 +9,12 @@
 
 #include "backends/cpu/kernels/kernel_kit.h"
 
-#define KILN_CPU_GENERIC_MR 4
-#define KILN_CPU_GENERIC_NR 8
+/* The avx2 table's tile, so that generic and x86-64-v3 records share their packed weights. */
+#define KILN_CPU_GENERIC_MR 6
+#define KILN_CPU_GENERIC_NR 16
 
-void kiln_cpu_f32_gemm_ukernel_4x8__generic(size_t kc, const float *a, const float *b, float *c, size_t ldc,
-                                            size_t m, size_t n, const kiln_cpu_gemm_tile *tile);
+void kiln_cpu_f32_gemm_ukernel_6x16__generic(size_t kc, const float *a, const float *b, float *c, size_t ldc,
+                                             size_t m, size_t n, const kiln_cpu_gemm_tile *tile);
 void kiln_cpu_f32_vact__generic(const kiln_cpu_act *act, const float *x, float *y, size_t n);
 /* One activation of one value: the scalar definition every ISA's vector version follows. */
 float kiln_cpu_f32_act_scalar(const kiln_cpu_act *act, float x);

@@ -2,17 +2,40 @@
  *
  * Layer: backends/cpu/kernels/generic. Both only move bytes, so they have no ISA variants: the
  * library memcpy is already vectorised for the CPU it runs on. Transpose walks the output in
- * order and reads the input at permuted strides, one innermost output row at a time.
+ * order and reads the input at permuted strides, one innermost output row at a time. Threads
+ * take contiguous byte ranges (copy) or runs of output rows (transpose).
  */
 #include <string.h>
 
 #include "backends/cpu/kernels/generic/kernels-generic.h"
 
+/* Bytes (copy) or elements (transpose) a task must have before waking a worker pays. */
+#define COPY_GRAIN ((int64_t)1 << 17)
+#define TRANSPOSE_GRAIN ((int64_t)1 << 15)
+
+typedef struct copy_job {
+    const char *x;
+    char *y;
+    int64_t bytes;
+    size_t tasks;
+} copy_job;
+
+static void copy_task(void *arg, size_t task)
+{
+    const copy_job *j = arg;
+    int64_t lo, hi;
+    kiln_cpu_split_aligned(j->bytes, 64, j->tasks, task, &lo, &hi);
+    if (hi > lo) memmove(j->y + lo, j->x + lo, (size_t)(hi - lo));
+}
+
 kiln_status kiln_cpu_x_copy__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                      kiln_cpu_exec *exec)
 {
     const kiln_cpu_copy_params *p = params;
-    if (p->bytes > 0 && in[0]->data != out[0]->data) memmove(out[0]->data, in[0]->data, (size_t)p->bytes);
+    if (p->bytes <= 0 || in[0]->data == out[0]->data) return KILN_OK;
+    /* Input and output are the same buffer or do not overlap (cpu_kernels.h): chunks are independent. */
+    copy_job j = {in[0]->data, out[0]->data, p->bytes, kiln_cpu_task_count(exec, p->bytes, COPY_GRAIN, false)};
+    kiln_cpu_parallel(exec, j.tasks, copy_task, &j);
     return KILN_OK;
 }
 
@@ -28,38 +51,61 @@ static void gather_row(const char *x, int64_t s, char *y, int64_t n, uint32_t si
     }
 }
 
+typedef struct transpose_job {
+    const kiln_cpu_transpose_params *p;
+    const char *x;
+    char *y;
+    int64_t shape[KILN_CPU_MAX_RANK], stride[KILN_CPU_MAX_RANK]; /* output dims, input strides */
+    int64_t rows;
+    size_t tasks;
+} transpose_job;
+
+/* Output rows [lo, hi): the odometer starts at row lo's index. */
+static void transpose_task(void *arg, size_t task)
+{
+    const transpose_job *j = arg;
+    uint32_t rank = j->p->rank, size = j->p->elem_size;
+    int64_t n = j->shape[rank - 1], lo, hi;
+    kiln_cpu_split(j->rows, j->tasks, task, &lo, &hi);
+    int64_t idx[KILN_CPU_MAX_RANK] = {0}, off = 0, rest = lo;
+    for (uint32_t d = rank - 1; d-- > 0;) {
+        idx[d] = rest % j->shape[d];
+        rest /= j->shape[d];
+        off += idx[d] * j->stride[d];
+    }
+    for (int64_t r = lo; r < hi; r++) {
+        gather_row(j->x + (size_t)off * size, j->stride[rank - 1], j->y + (size_t)(r * n) * size, n, size);
+        for (uint32_t d = rank - 1; d-- > 0;) {
+            off += j->stride[d];
+            if (++idx[d] < j->shape[d]) break;
+            off -= j->stride[d] * j->shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
 kiln_status kiln_cpu_x_transpose__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                           kiln_cpu_exec *exec)
 {
     const kiln_cpu_transpose_params *p = params;
-    const char *x = in[0]->data;
-    char *y = out[0]->data;
+    transpose_job j = {.p = p, .x = in[0]->data, .y = out[0]->data};
     uint32_t rank = p->rank;
-    int64_t in_stride[KILN_CPU_MAX_RANK], shape[KILN_CPU_MAX_RANK], stride[KILN_CPU_MAX_RANK];
-    int64_t total = 1;
+    int64_t in_stride[KILN_CPU_MAX_RANK], total = 1;
     for (uint32_t d = rank; d-- > 0;) {
         in_stride[d] = total;
         total *= p->in_shape[d];
     }
     if (total == 0) return KILN_OK;
     if (rank == 0) {
-        memcpy(y, x, p->elem_size);
+        memcpy(j.y, j.x, p->elem_size);
         return KILN_OK;
     }
     for (uint32_t d = 0; d < rank; d++) {
-        shape[d] = p->in_shape[p->perm[d]];
-        stride[d] = in_stride[p->perm[d]];
+        j.shape[d] = p->in_shape[p->perm[d]];
+        j.stride[d] = in_stride[p->perm[d]];
     }
-    int64_t n = shape[rank - 1], rows = total / n, idx[KILN_CPU_MAX_RANK] = {0}, off = 0;
-    for (int64_t r = 0; r < rows; r++) {
-        gather_row(x + (size_t)off * p->elem_size, stride[rank - 1], y + (size_t)(r * n) * p->elem_size, n,
-                   p->elem_size);
-        for (uint32_t d = rank - 1; d-- > 0;) {
-            off += stride[d];
-            if (++idx[d] < shape[d]) break;
-            off -= stride[d] * shape[d];
-            idx[d] = 0;
-        }
-    }
+    j.rows = total / j.shape[rank - 1];
+    j.tasks = kiln_cpu_task_count(exec, total, TRANSPOSE_GRAIN, false);
+    kiln_cpu_parallel(exec, j.tasks, transpose_task, &j);
     return KILN_OK;
 }

@@ -4,6 +4,7 @@
  * Layer: backends/cpu/kernels (template). As generic/f32-layernorm-generic.c: per row the mean,
  * then the mean of squared deviations from it (two passes, population variance), epsilon added
  * under the square root; the sums run in float lanes, 1 / sqrt in double. x == y is allowed.
+ * The float sums overflow where the reference's double ones do not only for |x| past ~1e19.
  */
 #include <math.h>
 
@@ -24,18 +25,28 @@ static float row_sum(const float *x, size_t n, float shift, bool square)
     return vf_reduce_add(acc);
 }
 
-kiln_status KILN_CPU_ISA(f32_layernorm)(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
-                                        kiln_cpu_exec *exec)
+typedef struct layernorm_job {
+    const kiln_cpu_layernorm_params *p;
+    const float *x, *scale, *bias;
+    float *y;
+} layernorm_job;
+
+/* Rows [lo, hi). */
+static void layernorm_rows(const void *ctx, int64_t lo, int64_t hi)
 {
-    const kiln_cpu_layernorm_params *p = params;
-    const float *x = in[0]->data, *scale = in[1]->data, *bias = p->has_bias ? in[2]->data : NULL;
-    float *y = out[0]->data;
+    const layernorm_job *job = ctx;
+    const kiln_cpu_layernorm_params *p = job->p;
+    const float *x = job->x, *scale = job->scale, *bias = job->bias;
+    float *y = job->y;
     size_t n = (size_t)p->n;
-    for (int64_t r = 0; r < p->outer; r++) {
+    for (int64_t r = lo; r < hi; r++) {
         const float *xr = x + (size_t)r * n;
         float *yr = y + (size_t)r * n;
-        /* Two passes as the reference: the mean, then squares of deviations from it. */
-        float mean = row_sum(xr, n, 0.0f, false) / (float)n;
+        /* Two passes as the reference: the mean, then squares of deviations from it. The mean
+           sums deviations from the row's first element: a row far from zero relative to its
+           spread (x in [1000, 1001]) would otherwise lose the spread to float rounding of the
+           large sum, which the reference's double sums keep. */
+        float mean = xr[0] + row_sum(xr, n, xr[0], false) / (float)n;
         float var = row_sum(xr, n, mean, true) / (float)n;
         const vf vmean = vf_set1(mean), inv = vf_set1((float)(1.0 / sqrt((double)var + (double)p->epsilon)));
         size_t i = 0;
@@ -49,5 +60,13 @@ kiln_status KILN_CPU_ISA(f32_layernorm)(const void *params, const kiln_tensor *c
             vf_store_part(yr + i, vf_fmadd(v, vf_load_part(scale + i, t), b), t);
         }
     }
+}
+
+kiln_status KILN_CPU_ISA(f32_layernorm)(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                        kiln_cpu_exec *exec)
+{
+    const kiln_cpu_layernorm_params *p = params;
+    layernorm_job j = {p, in[0]->data, in[1]->data, p->has_bias ? in[2]->data : NULL, out[0]->data};
+    kiln_cpu_parallel_rows(exec, p->outer, p->n, KILN_CPU_ROWS_GRAIN, layernorm_rows, &j);
     return KILN_OK;
 }

@@ -61,23 +61,34 @@ static void softmax_lanes(const float *x, float *y, size_t n, size_t inner, size
     for (size_t j = 0; j < n; j++) vf_store_part(y + j * inner, vf_mul(vf_load_part(y + j * inner, lanes), inv), lanes);
 }
 
+typedef struct softmax_job {
+    const kiln_cpu_softmax_params *p;
+    const float *x;
+    float *y;
+    int64_t groups;                 /* groups of up to VF_WIDTH neighbouring lanes per outer index */
+} softmax_job;
+
+/* Lane groups [lo, hi) of the outer x groups: group (o, g) holds lanes g * VF_WIDTH.. of o. */
+static void softmax_groups(const void *ctx, int64_t lo, int64_t hi)
+{
+    const softmax_job *j = ctx;
+    size_t n = (size_t)j->p->n, inner = (size_t)j->p->inner;
+    for (int64_t item = lo; item < hi; item++) {
+        size_t o = (size_t)(item / j->groups), i = (size_t)(item % j->groups) * VF_WIDTH;
+        const float *xo = j->x + o * n * inner;
+        float *yo = j->y + o * n * inner;
+        if (inner == 1) softmax_row(xo, yo, n, j->p->log != 0);
+        else softmax_lanes(xo + i, yo + i, n, inner, inner - i < VF_WIDTH ? inner - i : VF_WIDTH, j->p->log != 0);
+    }
+}
+
 kiln_status KILN_CPU_ISA(f32_softmax)(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                       kiln_cpu_exec *exec)
 {
     const kiln_cpu_softmax_params *p = params;
-    const float *x = in[0]->data;
-    float *y = out[0]->data;
-    size_t n = (size_t)p->n, inner = (size_t)p->inner;
-    if (n == 0) return KILN_OK;
-    for (int64_t o = 0; o < p->outer; o++) {
-        const float *xo = x + (size_t)o * n * inner;
-        float *yo = y + (size_t)o * n * inner;
-        if (inner == 1) {
-            softmax_row(xo, yo, n, p->log != 0);
-            continue;
-        }
-        for (size_t i = 0; i < inner; i += VF_WIDTH)
-            softmax_lanes(xo + i, yo + i, n, inner, inner - i < VF_WIDTH ? inner - i : VF_WIDTH, p->log != 0);
-    }
+    if (p->n == 0 || p->inner == 0) return KILN_OK;
+    softmax_job j = {p, in[0]->data, out[0]->data, (p->inner + VF_WIDTH - 1) / VF_WIDTH};
+    int64_t group_work = p->n * (p->inner < VF_WIDTH ? p->inner : VF_WIDTH);
+    kiln_cpu_parallel_rows(exec, p->outer * j.groups, group_work, KILN_CPU_ROWS_GRAIN, softmax_groups, &j);
     return KILN_OK;
 }

@@ -1,0 +1,133 @@
+/* f32-gemm-parallel.c — a batch of equal-shape GEMMs cut into tiles for the exec's threads.
+ *
+ * Layer: backends/cpu/kernels, compiled with the generic flags (see kernel_kit.h). The work is
+ * batch x tm x tn tiles: each product cut into tm row ranges (whole MR panels, so a packed A
+ * stays addressable) and tn column ranges (whole NR panels, likewise for a packed B). Tiles are
+ * numbered batch-major and each task takes a contiguous run of them, so a batch of at least as
+ * many products as threads is shared out whole (tm = tn = 1) while a single product is cut —
+ * along N when A is small (M = 1 decode shapes: each thread streams its half of the weights),
+ * along M when that repeats less packing. The choice minimises a cost model: the largest
+ * task's padded multiply-adds plus PACK_COST per element it packs (A once per NC block of its
+ * columns, B once per K block when not packed ahead of time).
+ */
+#include <stdatomic.h>
+
+#include "backends/cpu/kernels/kernel_kit.h"
+
+/* Multiply-adds a task must have before waking a worker pays (a few microseconds of work). */
+#define GEMM_GRAIN ((int64_t)1 << 18)
+/* One packed element costs about as much as this many multiply-adds (a strided load and a store
+   against a fraction of a cycle per FMA in the microkernel). */
+#define PACK_COST 16.0
+/* Columns of one B block in the driver (f32-gemm-driver.c): A is packed again for each. */
+#define GEMM_NC_COLUMNS 1024
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+typedef struct gemm_cut {
+    int64_t tm, tn;                 /* row ranges x column ranges per product */
+    size_t tasks;
+} gemm_cut;
+
+/* Cost of the largest tile of a product cut tm x tn. */
+static double tile_cost(const kiln_cpu_kit *kit, const kiln_cpu_gemm_problem *p, int64_t tm, int64_t tn)
+{
+    int64_t rows = ceil_div(ceil_div(p->M, kit->mr), tm) * kit->mr;
+    int64_t cols = ceil_div(ceil_div(p->N, kit->nr), tn) * kit->nr;
+    double cost = (double)rows * (double)cols * (double)p->K;
+    if (!p->a.packed) cost += PACK_COST * (double)(rows < p->M ? rows : p->M) * (double)p->K * (double)ceil_div(cols, GEMM_NC_COLUMNS);
+    if (!p->b.packed) cost += PACK_COST * (double)p->K * (double)(cols < p->N ? cols : p->N);
+    return cost;
+}
+
+static gemm_cut choose_cut(const kiln_cpu_kit *kit, int64_t batch, const kiln_cpu_gemm_problem *p, size_t max_tasks)
+{
+    gemm_cut best = {1, 1, 1};
+    if (max_tasks <= 1) return best;
+    int64_t pm = ceil_div(p->M, kit->mr), pn = ceil_div(p->N, kit->nr);
+    double best_cost = -1.0;
+    for (int64_t tm = 1; tm <= (int64_t)max_tasks && tm <= pm; tm++) {
+        for (int64_t tn = 1; tm * tn <= (int64_t)max_tasks && tn <= pn; tn++) {
+            int64_t tiles = batch * tm * tn;
+            size_t tasks = tiles < (int64_t)max_tasks ? (size_t)tiles : max_tasks;
+            double cost = (double)ceil_div(tiles, (int64_t)tasks) * tile_cost(kit, p, tm, tn);
+            if (best_cost < 0.0 || cost < best_cost) {
+                best_cost = cost;
+                best = (gemm_cut){tm, tn, tasks};
+            }
+        }
+    }
+    return best;
+}
+
+/* Tile (r0..r1 rows, c0..c1 columns) of p as a problem of its own. */
+static kiln_cpu_gemm_problem sub_problem(const kiln_cpu_kit *kit, const kiln_cpu_gemm_problem *p, int64_t r0,
+                                         int64_t r1, int64_t c0, int64_t c1)
+{
+    kiln_cpu_gemm_problem s = *p;
+    s.M = r1 - r0;
+    s.N = c1 - c0;
+    s.a.data += p->a.packed ? r0 / kit->mr * p->K * kit->mr : r0 * p->a.rs;
+    s.b.data += p->b.packed ? c0 / kit->nr * p->K * kit->nr : c0 * p->b.cs;
+    s.y += r0 * p->ldy + c0;
+    switch (p->e.bias_kind) {
+    case KILN_CPU_BIAS_PER_COL: s.e.bias += c0; break;
+    case KILN_CPU_BIAS_PER_ROW: s.e.bias += r0; break;
+    case KILN_CPU_BIAS_FULL:
+        s.e.ldbias = p->e.ldbias ? p->e.ldbias : p->N;
+        s.e.bias += r0 * s.e.ldbias + c0;
+        break;
+    default: break;
+    }
+    return s;
+}
+
+typedef struct gemm_job {
+    const kiln_cpu_kit *kit;
+    kiln_cpu_gemm_batch_fn get;
+    const void *src;
+    const kiln_cpu_exec *exec;
+    int64_t batch;
+    gemm_cut cut;
+    atomic_int status;              /* first failure of any task */
+} gemm_job;
+
+static void gemm_task(void *arg, size_t task)
+{
+    gemm_job *j = arg;
+    const kiln_cpu_kit *kit = j->kit;
+    int64_t per_product = j->cut.tm * j->cut.tn, lo, hi;
+    kiln_cpu_split(j->batch * per_product, j->cut.tasks, task, &lo, &hi);
+    void *ws = kiln_cpu_task_workspace(j->exec, task);
+    for (int64_t t = lo; t < hi; t++) {
+        kiln_cpu_gemm_problem p;
+        j->get(j->src, t / per_product, &p);
+        int64_t ti = t % per_product / j->cut.tn, tj = t % j->cut.tn, r0, r1, c0, c1;
+        kiln_cpu_split_aligned(p.M, kit->mr, (size_t)j->cut.tm, (size_t)ti, &r0, &r1);
+        kiln_cpu_split_aligned(p.N, kit->nr, (size_t)j->cut.tn, (size_t)tj, &c0, &c1);
+        if (r0 == r1 || c0 == c1) continue;
+        kiln_cpu_gemm_problem s = per_product == 1 ? p : sub_problem(kit, &p, r0, r1, c0, c1);
+        kiln_status st = kiln_cpu_gemm_run(kit, s.M, s.N, s.K, s.a, s.b, s.y, s.ldy, &s.e, ws, j->exec->workspace_size);
+        if (st != KILN_OK) {
+            int expected = KILN_OK;
+            atomic_compare_exchange_strong(&j->status, &expected, (int)st);
+            return;
+        }
+    }
+}
+
+kiln_status kiln_cpu_gemm_batch(const kiln_cpu_kit *kit, int64_t batch, kiln_cpu_gemm_batch_fn get, const void *src,
+                                const kiln_cpu_exec *exec)
+{
+    if (batch <= 0) return KILN_OK;
+    kiln_cpu_gemm_problem first;
+    get(src, 0, &first);
+    if (first.M <= 0 || first.N <= 0) return KILN_OK;
+    int64_t k = first.K > 0 ? first.K : 1;
+    double work = (double)batch * (double)first.M * (double)first.N * (double)k;
+    int64_t units = work > 4e18 ? INT64_MAX : (int64_t)work;
+    size_t max_tasks = kiln_cpu_task_count(exec, units, GEMM_GRAIN, true);
+    gemm_job job = {kit, get, src, exec, batch, choose_cut(kit, batch, &first, max_tasks), KILN_OK};
+    kiln_cpu_parallel(exec, job.cut.tasks, gemm_task, &job);
+    return (kiln_status)atomic_load(&job.status);
+}

@@ -1,0 +1,276 @@
+/* shards.c — kiln_compile_shards: one model compiled as N programs that run in sequence, plus
+ * the text manifest that says how their inputs and outputs connect (docs/cli.md).
+ *
+ * Layer: compiler. The model is imported, inferred and folded once to plan the cuts
+ * (shard_plan.c); each shard is then written back as an ONNX model (shard_onnx.c) and compiled
+ * by kiln_compile_memory with the caller's options, so every compile option applies to shards
+ * exactly as to a whole model. Afterwards the largest scratch need over all shards' context
+ * binaries is recorded as the group size in each (program_scratch.h), so their contexts join
+ * one scratch group of that size. Files are written only once every shard compiled: each shard
+ * atomically, then the manifest; a failure removes whatever this call had already written.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/onnx/onnx_import.h"
+#include "compiler/onnx/onnx_tensor.h"
+#include "compiler/program_scratch.h"
+#include "compiler/shard_plan.h"
+#include "core/alloc.h"
+#include "core/buf.h"
+#include "core/check.h"
+#include "kiln/compiler.h"
+
+#define MAX_SHARDS 1024
+#define MANIFEST_MAGIC "kiln-shards 1"
+
+typedef struct shard_job {
+    const kiln_compile_options *opt;
+    const kiln_allocator *a;
+    const kiln_compile_method *method;
+    size_t n_shards;
+    const char *manifest_path;
+    char *message;
+    size_t message_size;
+    /* owned */
+    uint8_t *model_file;        /* the model read from model_path, or NULL */
+    Onnx__ModelProto *model;
+    kiln_ir_graph g;
+    bool g_live;
+    kiln_shard_plan plan;
+    void **programs;            /* (n_shards) compiled shard programs */
+    size_t *sizes;
+    char **paths;               /* (n_shards) where shard i goes */
+} shard_job;
+
+/* The first failure's message wins; returns st. */
+static kiln_status fail(shard_job *j, kiln_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static kiln_status fail(shard_job *j, kiln_status st, const char *fmt, ...)
+{
+    if (j->message && j->message_size && !j->message[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(j->message, j->message_size, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* ---- model ----------------------------------------------------------------------------------- */
+
+static void *pb_alloc(void *ctx, size_t size) { return kiln_alloc(ctx, size, 16); }
+static void pb_free(void *ctx, void *p) { kiln_free(ctx, p); }
+
+static kiln_status load_model(shard_job *j)
+{
+    const void *bytes = j->method->model_data;
+    size_t size = j->method->model_size;
+    if (j->method->model_path) {
+        kiln_status st = kiln_read_file(j->method->model_path, j->a, &j->model_file, &size);
+        if (st != KILN_OK) return fail(j, st, "cannot read model '%s'", j->method->model_path);
+        bytes = j->model_file;
+    }
+    kiln_ir_graph_init(&j->g, j->a, j->message, j->message_size);
+    j->g_live = true;
+    KILN_TRY(kiln_onnx_import(&j->g, bytes, size, j->opt->input_shapes, j->opt->n_input_shapes,
+                              j->opt->input_shapes_by_position != 0));
+    KILN_TRY(kiln_ir_infer_and_fold(&j->g));
+    ProtobufCAllocator pa = {pb_alloc, pb_free, (void *)j->a};
+    j->model = onnx__model_proto__unpack(&pa, size, bytes);
+    KILN_CHECK(j->model, KILN_ERROR_OUT_OF_MEMORY); /* the importer parsed the same bytes */
+    kiln_free(j->a, j->model_file); /* protobuf-c copied what it keeps */
+    j->model_file = NULL;
+    return KILN_OK;
+}
+
+/* ---- compiling the shards ------------------------------------------------------------------- */
+
+static kiln_status compile_shard(shard_job *j, size_t i)
+{
+    void *onnx;
+    size_t onnx_size;
+    kiln_status st = kiln_shard_to_onnx(&j->g, j->model, &j->plan.shards[i], i, j->a, &onnx, &onnx_size);
+    if (st != KILN_OK) return fail(j, st, "shard %zu: cannot rebuild its ONNX model", i);
+    /* Shapes are baked into the shard models: the caller's input shapes name the whole model's
+       inputs, which later shards do not have. */
+    kiln_compile_options opt = *j->opt;
+    opt.input_shapes = NULL;
+    opt.n_input_shapes = 0;
+    opt.input_shapes_by_position = 0;
+    kiln_compile_method m = {.name = j->method->name, .model_data = onnx, .model_size = onnx_size};
+    char inner[768];
+    st = kiln_compile_memory(&opt, &m, 1, &j->programs[i], &j->sizes[i], inner, sizeof inner);
+    kiln_free(j->a, onnx);
+    /* A bad compile spec is no shard's fault: say it as kiln_compile_file would. */
+    bool spec = st == KILN_ERROR_COMPILE_SPEC || st == KILN_ERROR_INVALID_ARGUMENT;
+    if (st != KILN_OK && spec) fail(j, st, "%s", inner);
+    else if (st != KILN_OK) fail(j, st, "shard %zu of %zu: %s", i, j->n_shards, inner);
+    return st;
+}
+
+/* The largest scratch need of any shard becomes every shard's group size. */
+static kiln_status size_group(shard_job *j)
+{
+    uint64_t group = 0;
+    for (size_t i = 0; i < j->n_shards; i++) {
+        kiln_program_scratch q;
+        KILN_TRY(kiln_program_scratch_query(j->programs[i], j->sizes[i], &q));
+        if (q.need > group) group = q.need;
+    }
+    for (size_t i = 0; group && i < j->n_shards; i++)
+        KILN_TRY(kiln_program_scratch_set_group(j->programs[i], j->sizes[i], group));
+    return KILN_OK;
+}
+
+/* ---- files ------------------------------------------------------------------------------------ */
+
+/* OUT minus the extension of its last path component, + "-shard<i>.kiln". */
+static kiln_status shard_paths(shard_job *j)
+{
+    const char *path = j->manifest_path, *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    size_t base = dot && (!slash || dot > slash + 1) ? (size_t)(dot - path) : strlen(path);
+    j->paths = kiln_alloc_zero(j->a, j->n_shards * sizeof *j->paths, _Alignof(char *));
+    KILN_CHECK(j->paths, KILN_ERROR_OUT_OF_MEMORY);
+    for (size_t i = 0; i < j->n_shards; i++) {
+        size_t n = base + 32;
+        j->paths[i] = kiln_alloc(j->a, n, 1);
+        KILN_CHECK(j->paths[i], KILN_ERROR_OUT_OF_MEMORY);
+        snprintf(j->paths[i], n, "%.*s-shard%zu.kiln", (int)base, path, i);
+    }
+    return KILN_OK;
+}
+
+static const char *file_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static bool append_line(kiln_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static bool append_line(kiln_buf *b, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) return false;
+    size_t len = (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
+    for (size_t k = 0; k < len; k++) /* names are informative: keep every record on one line */
+        if ((unsigned char)line[k] < 0x20) line[k] = '?';
+    line[len] = '\n';
+    return kiln_buf_append(b, line, len + 1);
+}
+
+static bool append_source(kiln_buf *b, const char *head, const kiln_shard_source *src, const char *name)
+{
+    if (src->shard < 0) return append_line(b, "%s graph %zu %s", head, src->index, name);
+    return append_line(b, "%s shard %d %zu %s", head, (int)src->shard, src->index, name);
+}
+
+static kiln_status manifest_text(shard_job *j, kiln_buf *b)
+{
+    const kiln_ir_graph *g = &j->g;
+    bool ok = append_line(b, "%s", MANIFEST_MAGIC) &&
+              append_line(b, "# %zu shard programs run in sequence; paths are relative to this file (docs/cli.md)",
+                          j->n_shards) &&
+              append_line(b, "method %s", j->method->name) && append_line(b, "shards %zu", j->n_shards);
+    for (size_t i = 0; ok && i < j->n_shards; i++) ok = append_line(b, "shard %zu %s", i, file_name(j->paths[i]));
+    for (size_t k = 0; ok && k < g->n_inputs; k++)
+        ok = append_line(b, "graph-input %zu %s", k, g->values[g->inputs[k]].name);
+    for (size_t i = 0; ok && i < j->n_shards; i++) {
+        const kiln_shard *s = &j->plan.shards[i];
+        for (size_t k = 0; ok && k < s->n_inputs; k++) {
+            char head[64];
+            snprintf(head, sizeof head, "input %zu %zu", i, k);
+            ok = append_source(b, head, &j->plan.input_from[i][k], g->values[s->inputs[k]].name);
+        }
+    }
+    for (size_t k = 0; ok && k < g->n_outputs; k++) {
+        char head[64];
+        snprintf(head, sizeof head, "output %zu", k);
+        ok = append_source(b, head, &j->plan.output_from[k], g->values[g->outputs[k]].name);
+    }
+    return ok ? KILN_OK : KILN_ERROR_OUT_OF_MEMORY;
+}
+
+static kiln_status write_files(shard_job *j)
+{
+    kiln_buf manifest;
+    kiln_buf_init(&manifest, j->a);
+    kiln_status st = manifest_text(j, &manifest);
+    size_t written = 0;
+    while (st == KILN_OK && written < j->n_shards) {
+        st = kiln_write_file_atomic(j->paths[written], j->programs[written], j->sizes[written]);
+        if (st != KILN_OK) fail(j, st, "cannot write shard program '%s'", j->paths[written]);
+        else written++;
+    }
+    if (st == KILN_OK) {
+        st = kiln_write_file_atomic(j->manifest_path, manifest.data, manifest.size);
+        if (st != KILN_OK) fail(j, st, "cannot write the manifest '%s'", j->manifest_path);
+    }
+    if (st != KILN_OK)
+        for (size_t i = 0; i < written; i++) remove(j->paths[i]); /* the ones this call completed */
+    kiln_buf_deinit(&manifest);
+    return st;
+}
+
+/* ---- driver ------------------------------------------------------------------------------------ */
+
+static kiln_status check_args(shard_job *j)
+{
+    if (!j->opt || j->opt->struct_size < sizeof(kiln_compile_options))
+        return fail(j, KILN_ERROR_INVALID_ARGUMENT,
+                    "compile options: struct_size must be sizeof(kiln_compile_options)");
+    if (!j->method || !j->method->name || !j->method->name[0] || (!j->method->model_path && !j->method->model_data))
+        return fail(j, KILN_ERROR_INVALID_ARGUMENT, "sharding needs one method with a name and a model");
+    if (!j->manifest_path || !j->manifest_path[0])
+        return fail(j, KILN_ERROR_INVALID_ARGUMENT, "sharding needs an output path for the manifest");
+    if (j->n_shards < 1 || j->n_shards > MAX_SHARDS)
+        return fail(j, KILN_ERROR_COMPILE_SPEC, "--shards wants 1 to %d shards, got %zu", MAX_SHARDS, j->n_shards);
+    return KILN_OK;
+}
+
+static void release(shard_job *j)
+{
+    for (size_t i = 0; j->programs && i < j->n_shards; i++) kiln_free(j->a, j->programs[i]);
+    for (size_t i = 0; j->paths && i < j->n_shards; i++) kiln_free(j->a, j->paths[i]);
+    kiln_free(j->a, j->programs);
+    kiln_free(j->a, j->sizes);
+    kiln_free(j->a, j->paths);
+    if (j->model) {
+        ProtobufCAllocator pa = {pb_alloc, pb_free, (void *)j->a};
+        onnx__model_proto__free_unpacked(j->model, &pa);
+    }
+    if (j->g_live) kiln_ir_graph_deinit(&j->g);
+    kiln_free(j->a, j->model_file);
+}
+
+kiln_status kiln_compile_shards(const kiln_compile_options *options, const kiln_compile_method *method, size_t n_shards,
+                                const char *manifest_path, char *message, size_t message_size)
+{
+    if (message && message_size) message[0] = '\0';
+    shard_job j = {.opt = options, .method = method, .n_shards = n_shards, .manifest_path = manifest_path,
+                   .message = message, .message_size = message_size};
+    KILN_TRY(check_args(&j));
+    j.a = options->allocator ? options->allocator : kiln_allocator_default();
+    kiln_status st = load_model(&j);
+    if (st == KILN_OK) st = kiln_shard_plan_make(&j.g, n_shards, &j.plan);
+    if (st == KILN_OK) {
+        j.programs = kiln_alloc_zero(j.a, n_shards * sizeof *j.programs, _Alignof(void *));
+        j.sizes = kiln_alloc_zero(j.a, n_shards * sizeof *j.sizes, _Alignof(size_t));
+        if (!j.programs || !j.sizes) st = KILN_ERROR_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; st == KILN_OK && i < n_shards; i++) st = compile_shard(&j, i);
+    if (st == KILN_OK) st = size_group(&j);
+    if (st == KILN_OK) st = shard_paths(&j);
+    if (st == KILN_OK) st = write_files(&j);
+    release(&j);
+    if (st != KILN_OK && message && message_size && !message[0])
+        snprintf(message, message_size, "%s", kiln_status_str(st));
+    return st;
+}

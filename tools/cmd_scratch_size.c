@@ -1,0 +1,209 @@
+/* cmd_scratch_size.c — `kiln scratch-size A.kiln B.kiln ... [--write]`: the largest scratch need
+ * of the given programs' cpu context binaries (for example the shards of one model), per
+ * program and overall, and with --write that size recorded as the scratch-group size of every
+ * one of their binaries, so that at load their contexts join one scratch group of that size.
+ *
+ * Layer: tools. Each program is validated by the format reader and each binary by the runtime's
+ * metadata query (backends/cpu/rt/ctxbin_describe.h: validation without any executable state),
+ * all before anything is written; the group size is then set through the compiler's
+ * program_scratch.h and each file replaced atomically. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cpu/rt/ctxbin_describe.h"
+#include "cli.h"
+#include "compiler/onnx/onnx_tensor.h"
+#include "compiler/program_scratch.h"
+#include "core/alloc.h"
+#include "format/program_reader.h"
+
+typedef struct program_scratch {
+    const char *path;
+    uint8_t *bytes;
+    size_t size;
+    size_t n_binaries;
+    uint64_t need;              /* max over its binaries */
+    uint64_t group;             /* largest recorded group size (0: unset) */
+    bool groups_differ;
+} program_scratch;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kiln scratch-size PROGRAM.kiln ... [--write] [--json]\n"
+            "\n"
+            "Reports the scratch memory the cpu context binaries of the given programs need (the\n"
+            "largest graph scratch size over every record), per program and the largest overall —\n"
+            "for example over the shards of one model. With --write, records that largest need as\n"
+            "the scratch-group size in every context binary of every program (each file replaced\n"
+            "atomically), so their contexts join one scratch group of that size when loaded: one\n"
+            "buffer for all of them instead of one each. Nothing is written unless every program\n"
+            "and binary is valid.\n"
+            "\n"
+            "options:\n"
+            "  --write      record the largest need as the group size in every program\n"
+            "  --json       machine-readable output\n"
+            "  -h, --help   show this help\n"
+            "\n"
+            "Exit status: 0 ok, 1 I/O failure, 2 usage error, 4 invalid program or context binary.\n");
+}
+
+static int add_binary(program_scratch *p, const kiln_program_view *v, uint32_t segment)
+{
+    kiln_cpu_ctxbin_desc d;
+    char error[256];
+    kiln_status st = kiln_cpu_ctxbin_describe(kiln_view_segment_data(v, segment), (size_t)v->segments[segment].size,
+                                              kiln_allocator_default(), &d, error, sizeof error);
+    if (st != KILN_OK) {
+        cli_error("'%s', segment %u: %s", p->path, segment, error[0] ? error : kiln_status_str(st));
+        return cli_exit_status(st);
+    }
+    if (d.scratch_need > p->need) p->need = d.scratch_need;
+    if (p->n_binaries && d.group_scratch_size != p->group) p->groups_differ = true;
+    if (!p->n_binaries || d.group_scratch_size > p->group) p->group = d.group_scratch_size;
+    p->n_binaries++;
+    kiln_cpu_ctxbin_desc_free(&d);
+    return 0;
+}
+
+/* Validate every cpu context binary of the program with the runtime's metadata query. */
+static int describe_program(program_scratch *p)
+{
+    kiln_program_view v;
+    kiln_status st = kiln_program_view_init(&v, p->bytes, p->size);
+    if (st != KILN_OK) {
+        cli_error("'%s' is not a valid kiln program: %s", p->path, kiln_status_str(st));
+        return cli_exit_status(st);
+    }
+    bool *seen = calloc((size_t)v.n_segments + 1, 1);
+    if (!seen) {
+        cli_error("scratch-size: out of memory");
+        return KILN_EXIT_FAILURE;
+    }
+    int rc = 0;
+    for (uint64_t k = 0; k < v.n_instrs && rc == 0; k++) {
+        const kiln_fmt_instr *in = &v.instrs[k];
+        if (in->kind != KILN_INSTR_DELEGATE || strcmp(kiln_view_string(&v, in->op), "cpu") != 0) continue;
+        if (seen[in->segment]) continue; /* identical binaries share a segment */
+        seen[in->segment] = true;
+        rc = add_binary(p, &v, in->segment);
+    }
+    free(seen);
+    return rc;
+}
+
+static int load_program(program_scratch *p)
+{
+    kiln_status st = kiln_read_file(p->path, kiln_allocator_default(), &p->bytes, &p->size);
+    if (st != KILN_OK) {
+        cli_error("cannot read '%s'", p->path);
+        return cli_exit_status(st);
+    }
+    return describe_program(p);
+}
+
+static int write_group(program_scratch *p, uint64_t group)
+{
+    if (!p->n_binaries) return 0;
+    kiln_status st = kiln_program_scratch_set_group(p->bytes, p->size, group);
+    if (st == KILN_OK) st = kiln_write_file_atomic(p->path, p->bytes, p->size);
+    if (st != KILN_OK) {
+        cli_error("cannot record the group size in '%s': %s", p->path, kiln_status_str(st));
+        return cli_exit_status(st);
+    }
+    p->group = group;
+    p->groups_differ = false;
+    return 0;
+}
+
+static void print_group(const program_scratch *p)
+{
+    if (!p->n_binaries) printf("no context binaries");
+    else if (p->groups_differ) printf("group sizes differ (largest %llu bytes)", (unsigned long long)p->group);
+    else if (p->group) printf("group size %llu bytes", (unsigned long long)p->group);
+    else printf("group size unset (each context sizes its own)");
+}
+
+static void print_text(const program_scratch *ps, size_t n, uint64_t need, bool written)
+{
+    for (size_t i = 0; i < n; i++) {
+        printf("%s: %zu context binar%s, scratch need %llu bytes, ", ps[i].path, ps[i].n_binaries,
+               ps[i].n_binaries == 1 ? "y" : "ies", (unsigned long long)ps[i].need);
+        print_group(&ps[i]);
+        printf("\n");
+    }
+    printf("largest scratch need: %llu bytes over %zu program%s\n", (unsigned long long)need, n, n == 1 ? "" : "s");
+    if (written) printf("recorded group size %llu bytes in every context binary\n", (unsigned long long)need);
+}
+
+static void print_json(const program_scratch *ps, size_t n, uint64_t need, bool written)
+{
+    printf("{\"programs\": [");
+    for (size_t i = 0; i < n; i++) {
+        printf("%s{\"path\": \"", i ? ", " : "");
+        for (const char *c = ps[i].path; *c; c++) {
+            if (*c == '"' || *c == '\\') putchar('\\');
+            if ((unsigned char)*c >= 0x20) putchar(*c);
+        }
+        printf("\", \"context_binaries\": %zu, \"scratch_need\": %llu, \"group_scratch_size\": %llu, "
+               "\"group_sizes_differ\": %s}",
+               ps[i].n_binaries, (unsigned long long)ps[i].need, (unsigned long long)ps[i].group,
+               ps[i].groups_differ ? "true" : "false");
+    }
+    printf("], \"scratch_need\": %llu, \"written\": %s}\n", (unsigned long long)need, written ? "true" : "false");
+}
+
+static int run(program_scratch *ps, size_t n, bool write, bool json)
+{
+    uint64_t need = 0;
+    for (size_t i = 0; i < n; i++) {
+        int rc = load_program(&ps[i]);
+        if (rc) return rc;
+        if (ps[i].need > need) need = ps[i].need;
+    }
+    /* A need of 0 (no binary has intermediates) leaves nothing to group. */
+    bool written = write && need > 0;
+    for (size_t i = 0; written && i < n; i++) {
+        int rc = write_group(&ps[i], need);
+        if (rc) return rc;
+    }
+    if (json) print_json(ps, n, need, written);
+    else print_text(ps, n, need, written);
+    return KILN_EXIT_OK;
+}
+
+int cmd_scratch_size(int argc, char **argv)
+{
+    program_scratch *programs = calloc((size_t)argc, sizeof *programs);
+    if (!programs) {
+        cli_error("scratch-size: out of memory");
+        return KILN_EXIT_FAILURE;
+    }
+    size_t n = 0;
+    int rc = KILN_EXIT_USAGE;
+    bool write = false, json = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            rc = KILN_EXIT_OK;
+            goto done;
+        } else if (strcmp(a, "--write") == 0) {
+            write = true;
+        } else if (strcmp(a, "--json") == 0) {
+            json = true;
+        } else if (a[0] == '-') {
+            cli_error("scratch-size: unknown option '%s' (try 'kiln scratch-size --help')", a);
+            goto done;
+        } else {
+            programs[n++].path = a;
+        }
+    }
+    if (!n) cli_error("scratch-size: no program given (try 'kiln scratch-size --help')");
+    else rc = run(programs, n, write, json);
+done:
+    for (size_t i = 0; i < n; i++) kiln_free(kiln_allocator_default(), programs[i].bytes);
+    free(programs);
+    return rc;
+}
