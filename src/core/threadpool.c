@@ -1,19 +1,23 @@
 /* threadpool.c — persistent workers claiming the indices of one job at a time.
  *
- * Layer: core. The job's indices are claimed through one atomic word, (generation << 32) | next
- * index: a thread claims index i of job g only by moving that word from (g, i) to (g, i + 1), so
- * a worker that wakes late — after its job was finished by the others, or even after the next
- * job was posted — can never run an index of a job with another job's function. Hence the caller
- * returns as soon as every index has *run* (the `finished` count), without waiting for workers
- * that never got to the job (a worker descheduled by other load on the machine costs nothing).
+ * Layer: core. A job is published as one atomic word, generation (32 bits) | next index (16) |
+ * count (16): a thread claims index i of job g only by moving that word from (g, i, n) to
+ * (g, i + 1, n) with i < n, so the index, the bound and the job are checked in one step. A worker
+ * that wakes late — after its job was finished by the others, or even after the next job was
+ * posted — therefore never runs an index twice, past the end, or with another job's function:
+ * it reads fn/ctx before its claim, and a claim that succeeds proves the job was still current
+ * with that index unclaimed, so those fields could not have been replaced yet (the caller writes
+ * the next job only after every index of this one has run). Hence the caller returns as soon as
+ * every index has *run* (the `finished` count), without waiting for workers that never got to the
+ * job (a worker descheduled by other load on the machine costs nothing). Jobs of more than
+ * MAX_JOB indices are posted as several jobs.
  *
  * Waiting: a worker that ran out of indices spins for a short, bounded time (SPIN_NS) watching
- * the claim word — back-to-back parallel regions of one inference then cost no system call —
- * and then sleeps on `wake` until the next job; an idle pool therefore burns no CPU beyond that
- * first moment. The caller, once it has no index left, waits the same way for the indices still
+ * the word — back-to-back parallel regions of one inference then cost no system call — and then
+ * sleeps on `wake` until the next job; an idle pool therefore burns no CPU beyond that first
+ * moment. The caller, once it has no index left, waits the same way for the indices still
  * running on workers. The job fields are atomics because a late worker may read them while the
- * caller posts the next job; it only uses what it read if its claim on the same generation
- * succeeds afterwards (the caller writes new fields only after every index of the old job ran).
+ * caller posts the next job (it then fails its claim and never uses them).
  */
 #include "core/threadpool.h"
 
@@ -30,6 +34,7 @@
    microseconds), short enough that a pool left idle gives its cores back at once. */
 #define SPIN_NS 50000
 #define SPINS_PER_CLOCK 64      /* pause instructions between two looks at the clock */
+#define MAX_JOB 0xFFFFu         /* indices of one posted job (16 bits of the claim word) */
 
 struct kiln_threadpool {
     const kiln_allocator *allocator;
@@ -41,14 +46,15 @@ struct kiln_threadpool {
     pthread_cond_t wake, done;
     int sleepers;                   /* workers blocked on `wake` */
     atomic_bool shutdown;
-    atomic_uint_fast64_t claim;     /* (generation << 32) | next index of the current job */
+    atomic_uint_fast64_t claim;     /* generation << 32 | next index << 16 | count */
     _Atomic(kiln_parallel_fn) fn;   /* the current job */
     _Atomic(void *) ctx;
-    atomic_size_t n;
     atomic_size_t finished;         /* indices of the current job that have returned */
 };
 
 static uint32_t claim_generation(uint64_t word) { return (uint32_t)(word >> 32); }
+static uint32_t claim_next(uint64_t word) { return (uint32_t)(word >> 16) & MAX_JOB; }
+static uint32_t claim_count(uint64_t word) { return (uint32_t)word & MAX_JOB; }
 
 static void cpu_relax(void)
 {
@@ -86,18 +92,15 @@ static void run_job(kiln_threadpool *p, uint32_t generation)
 {
     for (;;) {
         uint64_t word = atomic_load_explicit(&p->claim, memory_order_acquire);
-        if (claim_generation(word) != generation) return;
+        if (claim_generation(word) != generation || claim_next(word) >= claim_count(word)) return;
         kiln_parallel_fn fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
         void *ctx = atomic_load_explicit(&p->ctx, memory_order_relaxed);
-        size_t n = atomic_load_explicit(&p->n, memory_order_relaxed);
-        size_t index = (size_t)(uint32_t)word;
-        if (index >= n) return;
-        /* Success proves the job was still current, so fn/ctx/n above were its own. */
-        if (!atomic_compare_exchange_weak_explicit(&p->claim, &word, word + 1, memory_order_acq_rel,
+        /* Success proves the job was still current with this index free, so fn/ctx were its own. */
+        if (!atomic_compare_exchange_weak_explicit(&p->claim, &word, word + ((uint64_t)1 << 16), memory_order_acq_rel,
                                                    memory_order_relaxed))
             continue;
-        fn(ctx, index);
-        if (atomic_fetch_add_explicit(&p->finished, 1, memory_order_acq_rel) + 1 == n) {
+        fn(ctx, claim_next(word));
+        if (atomic_fetch_add_explicit(&p->finished, 1, memory_order_acq_rel) + 1 == claim_count(word)) {
             pthread_mutex_lock(&p->lock);
             pthread_cond_signal(&p->done);
             pthread_mutex_unlock(&p->lock);
@@ -159,7 +162,6 @@ kiln_status kiln_threadpool_create(const kiln_allocator *a, int n_threads, kiln_
     atomic_init(&p->claim, 0);
     atomic_init(&p->fn, NULL);
     atomic_init(&p->ctx, NULL);
-    atomic_init(&p->n, 0);
     atomic_init(&p->finished, 0);
     for (int i = 0; i < n_threads - 1; i++) {
         if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
@@ -195,22 +197,29 @@ static bool job_finished(kiln_threadpool *p, uint64_t n)
     return atomic_load_explicit(&p->finished, memory_order_acquire) == n;
 }
 
-void kiln_threadpool_parallel_for(void *pool, size_t n, kiln_parallel_fn fn, void *ctx)
+/* A job's calls: index i of the posted job is the caller's base + i. */
+typedef struct chunk {
+    kiln_parallel_fn fn;
+    void *ctx;
+    size_t base;
+} chunk;
+
+static void run_chunk_index(void *arg, size_t i)
 {
-    kiln_threadpool *p = pool;
-    if (n == 0) return;
-    if (!p || p->n_started == 0 || n == 1 || n > UINT32_MAX) {
-        for (size_t i = 0; i < n; i++) fn(ctx, i);
-        return;
-    }
-    pthread_mutex_lock(&p->call_lock);
-    /* Every index of the previous job has run, so no thread uses these fields any more. */
+    const chunk *c = arg;
+    c->fn(c->ctx, c->base + i);
+}
+
+/* Post fn(ctx, 0 .. n-1), n <= MAX_JOB, and take part until every index has run. */
+static void post_job(kiln_threadpool *p, size_t n, kiln_parallel_fn fn, void *ctx)
+{
+    /* Every index of the previous job has run, so no thread uses these fields any more; a worker
+       that reads them late fails its claim on the old word. */
     atomic_store_explicit(&p->fn, fn, memory_order_relaxed);
     atomic_store_explicit(&p->ctx, ctx, memory_order_relaxed);
-    atomic_store_explicit(&p->n, n, memory_order_relaxed);
     atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
     uint32_t generation = claim_generation(atomic_load_explicit(&p->claim, memory_order_relaxed)) + 1;
-    atomic_store_explicit(&p->claim, (uint64_t)generation << 32, memory_order_release);
+    atomic_store_explicit(&p->claim, (uint64_t)generation << 32 | (uint64_t)n, memory_order_release);
     pthread_mutex_lock(&p->lock);
     if (p->sleepers > 0) pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
@@ -219,6 +228,25 @@ void kiln_threadpool_parallel_for(void *pool, size_t n, kiln_parallel_fn fn, voi
         pthread_mutex_lock(&p->lock);
         while (!job_finished(p, n)) pthread_cond_wait(&p->done, &p->lock);
         pthread_mutex_unlock(&p->lock);
+    }
+}
+
+void kiln_threadpool_parallel_for(void *pool, size_t n, kiln_parallel_fn fn, void *ctx)
+{
+    kiln_threadpool *p = pool;
+    if (n == 0) return;
+    if (!p || p->n_started == 0 || n == 1) {
+        for (size_t i = 0; i < n; i++) fn(ctx, i);
+        return;
+    }
+    pthread_mutex_lock(&p->call_lock);
+    if (n <= MAX_JOB) {
+        post_job(p, n, fn, ctx);
+    } else {
+        for (size_t base = 0; base < n; base += MAX_JOB) {
+            chunk c = {fn, ctx, base};
+            post_job(p, n - base < MAX_JOB ? n - base : MAX_JOB, run_chunk_index, &c);
+        }
     }
     pthread_mutex_unlock(&p->call_lock);
 }

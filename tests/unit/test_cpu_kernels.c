@@ -10,9 +10,11 @@
  * avx2 tables must share one tile (their records share packed weights, docs/targets.md). Each step first passes kiln_cpu_step_validate, runs on a workspace of the size
  * kiln_cpu_workspace_size reports for its target and again on the smallest workspace the plan
  * accepts (which must not change a single bit), and writes into buffers followed by a canary.
- * Finally validate() must reject params that are inconsistent or sizes that are too small.
+ * Finally validate() must reject params that are inconsistent, sizes that are too small and
+ * params that do not describe exactly their output (a zero factor beside a non-empty output).
  * Exit status: 0 when everything passed.
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -121,16 +123,25 @@ static void tables_init(void)
 }
 
 /* Runs one step on table k: validate, then execute on the planned workspace and on the
-   smallest one the plan accepts; both outputs must match bit for bit and canaries survive. */
+   smallest one the plan accepts; both outputs must match bit for bit and canaries survive.
+   Validation sees each buffer's real size, which a tensor's shape may not fill (a GEMM output
+   with padded rows is logically batch x M x N in a buffer of batch x M x ldy floats). */
 static bool run_step(const table *tb, uint32_t op, const void *params, tbuf **in, size_t n_in, tbuf **out,
                      size_t n_out, const char *what)
 {
     const kiln_tensor *tin[KILN_CPU_MAX_STEP_TENSORS] = {0};
     kiln_tensor *tout[KILN_CPU_MAX_STEP_TENSORS] = {0};
-    for (size_t i = 0; i < n_in; i++) tin[i] = in[i] ? &in[i]->t : NULL;
-    for (size_t i = 0; i < n_out; i++) tout[i] = &out[i]->t;
+    size_t in_sizes[KILN_CPU_MAX_STEP_TENSORS] = {0}, out_sizes[KILN_CPU_MAX_STEP_TENSORS] = {0};
+    for (size_t i = 0; i < n_in; i++) {
+        tin[i] = in[i] ? &in[i]->t : NULL;
+        in_sizes[i] = in[i] ? in[i]->bytes : 0;
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        tout[i] = &out[i]->t;
+        out_sizes[i] = out[i]->bytes;
+    }
     checks++;
-    kiln_status st = kiln_cpu_step_validate(op, params, tin, n_in, NULL, tout, n_out, NULL, tb->k->gemm_mr,
+    kiln_status st = kiln_cpu_step_validate(op, params, tin, n_in, in_sizes, tout, n_out, out_sizes, tb->k->gemm_mr,
                                             tb->k->gemm_nr);
     if (st != KILN_OK) {
         fail("%s [%s]: validate rejected a valid step (%d)", what, tb->k->isa, st);
@@ -290,6 +301,10 @@ static void test_gemm_case(const gemm_case *c)
                                                              : 0;
     tbuf *A = tb_f32(c->batch * a_bs), *Braw = tb_f32((c->b_packed ? 1 : c->batch) * b_rows * ldb);
     tbuf *bias = c->bias_kind ? tb_f32(bias_n) : NULL, *Y = tb_f32(c->batch * y_bs);
+    /* Y is logically batch x M x N: the step's params must describe exactly its elements, which
+       the padded rows' buffer holds (run_step passes the buffer's size). */
+    Y->t.rank = 3;
+    Y->t.shape[0] = c->batch, Y->t.shape[1] = c->M, Y->t.shape[2] = c->N;
     fill(tb_data(A), c->batch * a_bs, 1.0f);
     fill(tb_data(Braw), (c->b_packed ? 1 : c->batch) * b_rows * ldb, 1.0f);
     if (bias) fill(tb_data(bias), bias_n, 1.0f);
@@ -482,7 +497,6 @@ static void test_conv(void)
         {1, 64, 7, 6, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5},   /* K = 576: several on every table */
         {0, 3, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* no images */
         {1, 3, 2, 2, 4, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0},    /* window larger than input: 0 x 0 */
-        {1, 0, 4, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},    /* no input channels: bias only */
         {1, 3, 4, 4, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* no output channels */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv_case(&cases[i]);
@@ -540,6 +554,33 @@ static void test_pool_case(const pool_case *c)
             check_output(tb, tb_data(Y), ref, ny, 1e-5, 1e-6, what);
     }
     free(ref);
+    tb_free(X);
+    tb_free(Y);
+}
+
+/* Windows as large as the geometry bound (2^30) hanging into pads as large: validation accepts
+   them (they fit the padded input), and the kernel must neither walk the taps in the padding nor
+   overflow estimating its work. Windows start at -2^30 (all padding), -2^29 and 0. */
+static void test_pool_huge_window(void)
+{
+    const int64_t big = (int64_t)1 << 30;
+    int64_t x_shape[4] = {1, 1, 4, 4}, y_shape[4] = {1, 1, 3, 3};
+    tbuf *X = tb_new(KILN_DTYPE_F32, 4, x_shape), *Y = tb_new(KILN_DTYPE_F32, 4, y_shape);
+    fill(tb_data(X), 16, 3.0f);
+    float most = -FLT_MAX;
+    for (int i = 0; i < 16; i++) most = tb_data(X)[i] > most ? tb_data(X)[i] : most;
+    kiln_cpu_pool_params p = {.N = 1, .C = 1, .H = 4, .W = 4, .OH = 3, .OW = 3, .KH = big, .KW = big,
+                              .stride_h = big / 2, .stride_w = big / 2, .pad_top = big, .pad_left = big,
+                              .pad_bottom = big, .pad_right = big, .dil_h = 1, .dil_w = 1, .kind = KILN_CPU_POOL_MAX};
+    for (size_t t = 0; t < n_tables; t++) {
+        tbuf *in[1] = {X}, *out[1] = {Y};
+        if (!tables[t].runnable || !run_step(&tables[t], KILN_CPU_OP_POOL2D, &p, in, 1, out, 1, "pool huge window"))
+            continue;
+        const float *y = tb_data(Y);
+        checks++;
+        if (y[0] != -FLT_MAX || y[4] != most || y[8] != most)
+            fail("pool huge window [%s]: got %g %g %g", tables[t].k->isa, y[0], y[4], y[8]);
+    }
     tb_free(X);
     tb_free(Y);
 }
@@ -938,6 +979,14 @@ static void test_validate_gemm(void)
     REJECT("gemm bias absent", KILN_CPU_OP_GEMM, base, in_nobias, 3, out, mr, nr);
     REJECT("gemm bias not passed", KILN_CPU_OP_GEMM, base, in, 2, out, mr, nr);
     REJECT("gemm output dtype", KILN_CPU_OP_GEMM, base, in, 3, out_i, mr, nr);
+    /* The params describe exactly Y's elements: neither fewer than Y has, nor none at all for a
+       non-empty Y (a zero factor fits any buffer while the other factors, loop bounds, could be
+       anything). */
+    tbuf *Y71 = tb_f32(71), *out71[1] = {Y71}, *out_two[2] = {Y, Y};
+    REJECT("gemm Y larger than described", KILN_CPU_OP_GEMM, base, in, 3, out71, mr, nr);
+    MUTATE("gemm empty batch, non-empty Y", KILN_CPU_OP_GEMM, base, (p_.batch = 0, p_.M = (int64_t)1 << 40), in, 3,
+           out, mr, nr);
+    expect_status("gemm two outputs", KILN_CPU_OP_GEMM, &base, in, 3, NULL, out_two, 2, mr, nr, KILN_ERROR_INCOMPATIBLE);
     kiln_cpu_gemm_params packed = base;
     packed.b_packed = 1;
     packed.b_batch_stride = 0;
@@ -953,6 +1002,7 @@ static void test_validate_gemm(void)
     tb_free(B);
     tb_free(bias);
     tb_free(Y);
+    tb_free(Y71);
     tb_free(Yi);
 }
 
@@ -981,11 +1031,20 @@ static void test_validate_conv_pool(void)
     MUTATE("conv geometry", KILN_CPU_OP_CONV2D, base, p_.stride_h = (int64_t)1 << 31, in, 3, out, mr, nr);
     MUTATE("conv act", KILN_CPU_OP_CONV2D, base, p_.act.kind = 99, in, 3, out, mr, nr);
     REJECT("conv bias missing", KILN_CPU_OP_CONV2D, base, in, 2, out, mr, nr);
+    MUTATE("conv no images, non-empty Y", KILN_CPU_OP_CONV2D, base, (p_.N = 0, p_.OH = (int64_t)1 << 29), in, 3, out,
+           mr, nr);
+    /* A non-empty Y reads X: an empty X (here no input channels) would leave H, W unbounded. */
+    MUTATE("conv no input channels", KILN_CPU_OP_CONV2D, base, p_.C = 0, in, 3, out, mr, nr);
+    MUTATE("conv empty rows", KILN_CPU_OP_CONV2D, base, p_.H = 0, in, 3, out, mr, nr);
     kiln_cpu_conv_params dw = base;
     dw.group = dw.C = dw.M = 4;
     dw.depthwise = 1;
-    ACCEPT("conv depthwise", KILN_CPU_OP_CONV2D, dw, in, 3, out, mr, nr);
-    MUTATE("conv depthwise M != C", KILN_CPU_OP_CONV2D, dw, (p_.M = 8, p_.OH = 2), in, 3, out, mr, nr);
+    tbuf *Y100 = tb_f32(100), *Y80 = tb_f32(80), *out100[1] = {Y100}, *out80[1] = {Y80};
+    ACCEPT("conv depthwise", KILN_CPU_OP_CONV2D, dw, in, 3, out100, mr, nr);
+    REJECT("conv depthwise Y larger than described", KILN_CPU_OP_CONV2D, dw, in, 3, out, mr, nr);
+    MUTATE("conv depthwise M != C", KILN_CPU_OP_CONV2D, dw, (p_.M = 8, p_.OH = 2), in, 3, out80, mr, nr);
+    tb_free(Y100);
+    tb_free(Y80);
 
     kiln_cpu_pool_params pool = {.N = 1, .C = 2, .H = 6, .W = 6, .OH = 3, .OW = 3, .KH = 2, .KW = 2,
                                        .stride_h = 2, .stride_w = 2, .dil_h = 1, .dil_w = 1};
@@ -997,6 +1056,17 @@ static void test_validate_conv_pool(void)
     MUTATE("pool X too small", KILN_CPU_OP_POOL2D, pool, p_.C = 3, pin, 1, pout, mr, nr);
     MUTATE("pool flag", KILN_CPU_OP_POOL2D, pool, p_.count_include_pad = 3, pin, 1, pout, mr, nr);
     MUTATE("pool pad < 0", KILN_CPU_OP_POOL2D, pool, p_.pad_bottom = -1, pin, 1, pout, mr, nr);
+    MUTATE("pool no images, non-empty Y", KILN_CPU_OP_POOL2D, pool, (p_.N = 0, p_.KH = (int64_t)1 << 29), pin, 1, pout,
+           mr, nr);
+    MUTATE("pool empty rows", KILN_CPU_OP_POOL2D, pool, p_.H = 0, pin, 1, pout, mr, nr);
+    /* ONNX windows: the dilated kernel fits the padded input, at most ceil(room/stride)+1 of them. */
+    MUTATE("pool window past the padded input", KILN_CPU_OP_POOL2D, pool, p_.KH = 7, pin, 1, pout, mr, nr);
+    MUTATE("pool dilated window past the input", KILN_CPU_OP_POOL2D, pool, p_.dil_w = 6, pin, 1, pout, mr, nr);
+    MUTATE("pool more windows than the input has", KILN_CPU_OP_POOL2D, pool, (p_.OH = 9, p_.OW = 1), pin, 1, pout, mr,
+           nr);
+    kiln_cpu_pool_params padded = pool;
+    padded.KH = 7, padded.pad_top = 2, padded.pad_bottom = 2, padded.stride_h = 1;
+    ACCEPT("pool window within the pads", KILN_CPU_OP_POOL2D, padded, pin, 1, pout, mr, nr);
     tb_free(X);
     tb_free(W);
     tb_free(bias);
@@ -1015,6 +1085,7 @@ static void test_validate_rows(void)
     MUTATE("unary count < 0", KILN_CPU_OP_UNARY, unary, p_.count = -1, in1, 1, out1, mr, nr);
     MUTATE("unary act", KILN_CPU_OP_UNARY, unary, p_.act.kind = 50, in1, 1, out1, mr, nr);
     REJECT("unary no input", KILN_CPU_OP_UNARY, unary, in1, 0, out1, mr, nr);
+    MUTATE("unary count short", KILN_CPU_OP_UNARY, unary, p_.count = 9, in1, 1, out1, mr, nr);
 
     tbuf *A = tb_f32(12), *B = tb_f32(4), *Y = tb_f32(12), *in2[2] = {A, B}, *out2[1] = {Y};
     kiln_cpu_binary_params bin = {.kind = KILN_CPU_BIN_ADD, .rank = 2, .out_shape = {3, 4},
@@ -1026,6 +1097,8 @@ static void test_validate_rows(void)
     MUTATE("binary kind", KILN_CPU_OP_BINARY, bin, p_.kind = 7, in2, 2, out2, mr, nr);
     MUTATE("binary Y too small", KILN_CPU_OP_BINARY, bin, p_.out_shape[1] = 5, in2, 2, out2, mr, nr);
     MUTATE("binary overflow", KILN_CPU_OP_BINARY, bin, (p_.out_shape[0] = (int64_t)1 << 40, p_.out_shape[1] = (int64_t)1 << 40), in2, 2, out2, mr, nr);
+    MUTATE("binary empty dim, non-empty Y", KILN_CPU_OP_BINARY, bin, (p_.out_shape[0] = 0, p_.out_shape[1] = (int64_t)1 << 40),
+           in2, 2, out2, mr, nr);
 
     tbuf *S24 = tb_f32(24), *T24 = tb_f32(24), *sin[1] = {S24}, *sout[1] = {T24};
     kiln_cpu_softmax_params sm = {.outer = 2, .n = 3, .inner = 4};
@@ -1034,6 +1107,8 @@ static void test_validate_rows(void)
     MUTATE("softmax flag", KILN_CPU_OP_SOFTMAX, sm, p_.log = 2, sin, 1, sout, mr, nr);
     MUTATE("softmax overflow", KILN_CPU_OP_SOFTMAX, sm, (p_.outer = (int64_t)1 << 40, p_.n = (int64_t)1 << 40), sin, 1,
            sout, mr, nr);
+    MUTATE("softmax empty, non-empty Y", KILN_CPU_OP_SOFTMAX, sm, (p_.outer = 0, p_.n = (int64_t)1 << 40), sin, 1, sout,
+           mr, nr);
 
     tbuf *LX = tb_f32(16), *LS = tb_f32(8), *LS7 = tb_f32(7), *LB = tb_f32(8), *LY = tb_f32(16);
     tbuf *lin[3] = {LX, LS, LB}, *lin_short[3] = {LX, LS7, LB}, *lout[1] = {LY};
@@ -1043,6 +1118,8 @@ static void test_validate_rows(void)
     REJECT("layernorm bias missing", KILN_CPU_OP_LAYERNORM, ln, lin, 2, lout, mr, nr);
     MUTATE("layernorm epsilon", KILN_CPU_OP_LAYERNORM, ln, p_.epsilon = NAN, lin, 3, lout, mr, nr);
     MUTATE("layernorm rows", KILN_CPU_OP_LAYERNORM, ln, p_.outer = 3, lin, 3, lout, mr, nr);
+    MUTATE("layernorm empty rows, non-empty Y", KILN_CPU_OP_LAYERNORM, ln, (p_.outer = (int64_t)1 << 40, p_.n = 0), lin, 3,
+           lout, mr, nr);
 
     tbuf *FX = tb_f32(12), *FS = tb_f32(3), *FT = tb_f32(3), *FY = tb_f32(12);
     tbuf *fin[3] = {FX, FS, FT}, *fin_nt[3] = {FX, FS, NULL}, *fout[1] = {FY};
@@ -1050,6 +1127,8 @@ static void test_validate_rows(void)
     ACCEPT("affine base", KILN_CPU_OP_CHANNEL_AFFINE, af, fin, 3, fout, mr, nr);
     MUTATE("affine channels", KILN_CPU_OP_CHANNEL_AFFINE, af, (p_.C = 4, p_.inner = 3), fin, 3, fout, mr, nr);
     REJECT("affine shift missing", KILN_CPU_OP_CHANNEL_AFFINE, af, fin_nt, 3, fout, mr, nr);
+    MUTATE("affine empty planes, non-empty Y", KILN_CPU_OP_CHANNEL_AFFINE, af, (p_.N = (int64_t)1 << 40, p_.inner = 0),
+           fin, 3, fout, mr, nr);
 
     int64_t n16 = 16;
     tbuf *CX = tb_new(KILN_DTYPE_U8, 1, &n16), *CY = tb_new(KILN_DTYPE_U8, 1, &n16), *cin[1] = {CX}, *cout[1] = {CY};
@@ -1057,6 +1136,7 @@ static void test_validate_rows(void)
     ACCEPT("copy base", KILN_CPU_OP_COPY, cp, cin, 1, cout, mr, nr);
     MUTATE("copy too long", KILN_CPU_OP_COPY, cp, p_.bytes = 17, cin, 1, cout, mr, nr);
     MUTATE("copy negative", KILN_CPU_OP_COPY, cp, p_.bytes = -1, cin, 1, cout, mr, nr);
+    MUTATE("copy short of Y", KILN_CPU_OP_COPY, cp, p_.bytes = 15, cin, 1, cout, mr, nr);
 
     tbuf *TX = tb_f32(12), *TY = tb_f32(12), *tin[1] = {TX}, *tout[1] = {TY};
     kiln_cpu_transpose_params tr = {.rank = 2, .elem_size = 4, .in_shape = {3, 4}, .perm = {1, 0}};
@@ -1066,6 +1146,8 @@ static void test_validate_rows(void)
     MUTATE("transpose elem size", KILN_CPU_OP_TRANSPOSE, tr, p_.elem_size = 2, tin, 1, tout, mr, nr);
     MUTATE("transpose too big", KILN_CPU_OP_TRANSPOSE, tr, p_.in_shape[1] = 5, tin, 1, tout, mr, nr);
     MUTATE("transpose rank", KILN_CPU_OP_TRANSPOSE, tr, p_.rank = 9, tin, 1, tout, mr, nr);
+    MUTATE("transpose empty dim, non-empty Y", KILN_CPU_OP_TRANSPOSE, tr, (p_.in_shape[0] = 0, p_.in_shape[1] = (int64_t)1 << 40),
+           tin, 1, tout, mr, nr);
 
     REJECT("unknown op", 0, cp, cin, 1, cout, mr, nr);
     REJECT("unknown op", KILN_CPU_OP_COUNT, cp, cin, 1, cout, mr, nr);
@@ -1079,6 +1161,30 @@ static void test_validate_rows(void)
 static int64_t rnd_in(int64_t lo, int64_t hi) { return lo + (int64_t)((frand() + 1.0f) * 0.5f * (float)(hi - lo + 1)) % (hi - lo + 1); }
 static int64_t rnd_dim(void) { return rnd_in(0, 12) == 0 ? rnd_in(-1, 0) : rnd_in(1, 7); }
 static int64_t rnd_pos(void) { return rnd_in(0, 12) == 0 ? 0 : rnd_in(1, 3); }
+
+/* The output elements random params describe (-1 when some dim is negative). */
+static int64_t random_described_count(uint32_t op, const void *params)
+{
+    int64_t dims[KILN_CPU_MAX_RANK], n = 0, count = 1;
+    if (op == KILN_CPU_OP_GEMM) {
+        const kiln_cpu_gemm_params *p = params;
+        dims[n++] = p->batch, dims[n++] = p->M, dims[n++] = p->N;
+    } else if (op == KILN_CPU_OP_CONV2D) {
+        const kiln_cpu_conv_params *p = params;
+        dims[n++] = p->N, dims[n++] = p->M, dims[n++] = p->OH, dims[n++] = p->OW;
+    } else if (op == KILN_CPU_OP_POOL2D) {
+        const kiln_cpu_pool_params *p = params;
+        dims[n++] = p->N, dims[n++] = p->C, dims[n++] = p->OH, dims[n++] = p->OW;
+    } else {
+        const kiln_cpu_binary_params *p = params;
+        for (uint32_t d = 0; d < p->rank; d++) dims[n++] = p->out_shape[d];
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (dims[i] < 0) return -1;
+        count *= dims[i];
+    }
+    return count;
+}
 
 /* Random GEMM, CONV2D, POOL2D and BINARY params near consistency, over buffers of random
    sizes. Accepted steps run on every table (under ASan any stray access aborts; otherwise the
@@ -1137,13 +1243,18 @@ static void test_validate_random(void)
         tbuf *t[4];
         for (int i = 0; i < 4; i++) t[i] = tb_f32(rnd_in(0, 3) ? rnd_in(0, 300) : rnd_in(0, 1500));
         for (int i = 0; i < 3; i++) fill(tb_data(t[i]), t[i]->t.shape[0], 2.0f);
+        /* Usually the output's shape holds exactly the elements the params describe (validation
+           wants that) in a buffer of its random size, at least as large. */
+        int64_t described = random_described_count(op, &u);
+        if (rnd_in(0, 3) && described >= 0 && described <= t[3]->t.shape[0]) t[3]->t.shape[0] = described;
         tbuf *in[3] = {t[0], t[1], rnd_in(0, 4) ? t[2] : NULL}, *out[1] = {t[3]};
         size_t n_in = (size_t)rnd_in(1, 3);
+        size_t in_sizes[3] = {t[0]->bytes, t[1]->bytes, t[2]->bytes}, out_sizes[1] = {t[3]->bytes};
         for (size_t k = 0; k < n_tables; k++) {
             const table *tb = &tables[k];
             const kiln_tensor *tin[3] = {&in[0]->t, &in[1]->t, in[2] ? &in[2]->t : NULL};
             kiln_tensor *tout[1] = {&out[0]->t};
-            if (!tb->runnable || kiln_cpu_step_validate(op, &u, tin, n_in, NULL, tout, 1, NULL, tb->k->gemm_mr,
+            if (!tb->runnable || kiln_cpu_step_validate(op, &u, tin, n_in, in_sizes, tout, 1, out_sizes, tb->k->gemm_mr,
                                                         tb->k->gemm_nr) != KILN_OK)
                 continue;
             accepted++;
@@ -1179,6 +1290,7 @@ int main(void)
     test_gemm();
     test_conv();
     test_pool();
+    test_pool_huge_window();
     test_unary();
     test_binary();
     test_softmax();

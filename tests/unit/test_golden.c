@@ -8,11 +8,13 @@
  *                             FLOAT/INT attributes, scratch
  *   add_cpu_generic_v1.kiln   node/test_add, --target generic: a cpu-backend delegate whose
  *                             context binary has one record that runs on any x86-64
+ *   linear_cpu_generic_v1.kiln pytorch-converted/test_Linear, --target generic: a context
+ *                             binary with packed weight blocks and a GEMM step
  *
- * If the program format version (KILN_FORMAT_VERSION) or the context-binary version changes,
- * these files stop loading by design: regenerate them with the new build under a new name
- * (…_v2.kiln), keep or retire the old ones deliberately, and record the change in the version
- * table of docs/format.md. A golden file must never be regenerated just to make this test pass
+ * If the program format version (KILN_FORMAT_VERSION) or the context-binary version
+ * (KILN_CTX_VERSION) changes, these files stop loading by design: regenerate them with the new
+ * build under a new name (…_v2.kiln), keep or retire the old ones deliberately, and record the
+ * change in the version table of docs/format.md. A golden file must never be regenerated just to make this test pass
  * at the same version: that is exactly the compatibility break it is here to catch.
  *
  * The directory is found next to this source file (__FILE__ is absolute in CMake builds) or
@@ -37,6 +39,7 @@ static const golden goldens[] = {
     {"relu_portable_v1.kiln", "node/test_relu", 0},
     {"linear_portable_v1.kiln", "pytorch-converted/test_Linear", 0},
     {"add_cpu_generic_v1.kiln", "node/test_add", 1},
+    {"linear_cpu_generic_v1.kiln", "pytorch-converted/test_Linear", 1},
 };
 
 static void check_header(const char *path)

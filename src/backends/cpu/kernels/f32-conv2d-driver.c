@@ -29,6 +29,14 @@
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+/* A work estimate for kiln_cpu_task_count: outputs times taps per output, each bounded by a
+   tensor but their product not by int64, so it is formed in double and saturated. */
+static int64_t work_units(int64_t outputs, int64_t per_output)
+{
+    double work = (double)outputs * (double)per_output;
+    return work > 4e18 ? INT64_MAX : (int64_t)work;
+}
+
 /* floor(a / b) for b > 0 and any sign of a. */
 static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
@@ -226,19 +234,20 @@ kiln_status kiln_cpu_conv2d_step(const kiln_cpu_kit *kit, const void *params, co
     conv_job j = {.kit = kit, .p = p, .x = in[0]->data, .w = in[1]->data, .y = out[0]->data, .exec = exec};
     j.bias = p->has_bias ? in[2]->data : NULL;
     atomic_init(&j.status, KILN_OK);
-    int64_t mg = p->M / p->group, pixels = p->OH * p->OW, K = conv_k(p);
+    int64_t pixels = p->OH * p->OW, K = conv_k(p);
+    /* Y is empty: return before any loop whose other bounds validation leaves unchecked. */
+    if (p->N == 0 || p->M == 0 || pixels == 0) return KILN_OK;
     if (p->depthwise) {
-        int64_t work = p->N * p->C * pixels * p->KH * p->KW;
+        int64_t work = work_units(p->N * p->C * pixels, p->KH * p->KW);
         j.cut.tasks = kiln_cpu_task_count(exec, work, DEPTHWISE_GRAIN, false);
         kiln_cpu_parallel(exec, j.cut.tasks, depthwise_task, &j);
         return KILN_OK;
     }
-    if (p->N == 0 || mg == 0 || pixels == 0) return KILN_OK; /* Y is empty */
     /* With K == 0 the GEMM only writes the bias: nothing to gather. */
     if (kiln_cpu_conv_is_pointwise(p) || K == 0) return kiln_cpu_gemm_batch(kit, p->N * p->group, pointwise_problem, &j, exec);
     int64_t ws_panels = (int64_t)(exec->workspace_size / ((size_t)(K * kit->nr) * sizeof(float)));
     if (ws_panels < 1) return KILN_ERROR_INVALID_ARGUMENT;
-    size_t max_tasks = kiln_cpu_task_count(exec, p->N * p->M * pixels * K, CONV_GRAIN, true);
+    size_t max_tasks = kiln_cpu_task_count(exec, work_units(p->N * p->M * pixels, K), CONV_GRAIN, true);
     j.cut = choose_im2col_cut(kit, p, ws_panels, max_tasks);
     kiln_cpu_parallel(exec, j.cut.tasks, im2col_task, &j);
     return (kiln_status)atomic_load(&j.status);

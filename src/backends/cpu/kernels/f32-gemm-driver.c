@@ -204,7 +204,7 @@ kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int
     if (!kiln_cpu_gemm_plan_fit(kit->mr, kit->nr, M, N, K, a.packed, b.packed, workspace_size, &g.plan))
         return KILN_ERROR_INVALID_ARGUMENT;
     g.bbuf = workspace;
-    g.abuf = (float *)((char *)workspace + g.plan.b_bytes);
+    g.abuf = workspace ? (float *)((char *)workspace + g.plan.b_bytes) : NULL; /* both packed: no buffer */
     if (e->bias_kind == KILN_CPU_BIAS_FULL) {
         fill_bias(M, N, y, ldy, e);
         g.prefilled = true;
@@ -236,11 +236,17 @@ static void gemm_step_problem(const void *src, int64_t bi, kiln_cpu_gemm_problem
     kiln_tensor *const *outs = args->out;
     const float *A = in[0]->data, *B = in[1]->data;
     const float *bias = p->bias_kind != KILN_CPU_BIAS_NONE ? in[2]->data : NULL;
+    /* Validation bounds a batch stride only where the operand is read: A and B not at all when K
+       is 0, the bias only when FULL. Offsets are formed only for what is read. */
     if (p->bias_kind == KILN_CPU_BIAS_FULL) bias += bi * p->bias_batch_stride;
+    if (p->K > 0) {
+        A += bi * p->a_batch_stride;
+        B += bi * p->b_batch_stride;
+    }
     *out = (kiln_cpu_gemm_problem){
         .M = p->M, .N = p->N, .K = p->K,
-        .a = {A + bi * p->a_batch_stride, p->trans_a ? 1 : p->lda, p->trans_a ? p->lda : 1, false},
-        .b = {B + bi * p->b_batch_stride, p->trans_b ? 1 : p->ldb, p->trans_b ? p->ldb : 1, p->b_packed != 0},
+        .a = {A, p->trans_a ? 1 : p->lda, p->trans_a ? p->lda : 1, false},
+        .b = {B, p->trans_b ? 1 : p->ldb, p->trans_b ? p->ldb : 1, p->b_packed != 0},
         .y = (float *)outs[0]->data + bi * p->y_batch_stride,
         .ldy = p->ldy,
         .e = {p->alpha, p->beta, p->bias_kind, bias, p->act, 0},

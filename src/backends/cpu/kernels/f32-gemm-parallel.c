@@ -67,8 +67,10 @@ static kiln_cpu_gemm_problem sub_problem(const kiln_cpu_kit *kit, const kiln_cpu
     kiln_cpu_gemm_problem s = *p;
     s.M = r1 - r0;
     s.N = c1 - c0;
-    s.a.data += p->a.packed ? r0 / kit->mr * p->K * kit->mr : r0 * p->a.rs;
-    s.b.data += p->b.packed ? c0 / kit->nr * p->K * kit->nr : c0 * p->b.cs;
+    if (p->K > 0) { /* with K == 0 neither operand is read, nor are its strides validated */
+        s.a.data += p->a.packed ? r0 / kit->mr * p->K * kit->mr : r0 * p->a.rs;
+        s.b.data += p->b.packed ? c0 / kit->nr * p->K * kit->nr : c0 * p->b.cs;
+    }
     s.y += r0 * p->ldy + c0;
     switch (p->e.bias_kind) {
     case KILN_CPU_BIAS_PER_COL: s.e.bias += c0; break;

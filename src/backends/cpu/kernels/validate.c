@@ -9,7 +9,15 @@
  *    depthwise really is one channel per group, packed B is not batched ...);
  *  - every tensor the kernel touches exists, has the dtype the kernel reads it as, and is at
  *    least as large as the furthest element the access pattern reaches (computed with checked
- *    arithmetic), packed weights included, at the record's MR/NR.
+ *    arithmetic), packed weights included, at the record's MR/NR;
+ *  - the params describe exactly the step's one output: the element count they give it (GEMM
+ *    batch*M*N, CONV2D N*M*OH*OW, POOL2D N*C*OH*OW, SOFTMAX outer*n*inner, ...) equals the
+ *    elements of its shape. "Fits" alone is not enough: a zero factor fits any tensor while the
+ *    other factors, loop bounds of the kernel, could be astronomically large. With equality a
+ *    zero factor means an empty output (the executor skips such a step, see context_exec.c),
+ *    and in a non-empty one every factor is at least 1, so each is bounded by a real tensor;
+ *    the dims only inputs have (conv C, H, W ...) must then be at least 1 too and fit X, and
+ *    pooling windows must fit the padded input as ONNX requires.
  * A tensor's size is in_sizes[i] / out_sizes[i] (bytes); a NULL size array means "the tensor's
  * own shape", and the shape must always fit the size. Anything else: KILN_ERROR_INCOMPATIBLE.
  */
@@ -70,6 +78,27 @@ static kiln_status tensor_bytes(const kiln_tensor *t, const size_t *sizes, size_
     return KILN_OK;
 }
 
+/* Elements of a tensor's shape (each dim >= 0, the product checked). */
+static kiln_status shape_numel(const kiln_tensor *t, int64_t *numel)
+{
+    KILN_CHECK(t != NULL && t->rank <= KILN_MAX_RANK, BAD);
+    *numel = 1;
+    for (uint32_t d = 0; d < t->rank; d++)
+        KILN_CHECK(t->shape[d] >= 0 && !__builtin_mul_overflow(*numel, t->shape[d], numel), BAD);
+    return KILN_OK;
+}
+
+/* The params describe every element of the output: `count` (their product, computed with
+   checked arithmetic by the caller) is exactly the elements of output 0's shape. */
+static kiln_status out_count_is(const step_io *io, int64_t count)
+{
+    int64_t numel;
+    KILN_CHECK(io->n_out >= 1, BAD);
+    KILN_TRY(shape_numel(io->out[0], &numel));
+    KILN_CHECK(numel == count, BAD);
+    return KILN_OK;
+}
+
 /* Input i must exist, be `dtype` (-1: any) and hold at least `need` bytes. */
 static kiln_status need_in(const step_io *io, size_t i, int dtype, uint64_t need)
 {
@@ -120,9 +149,12 @@ static kiln_status check_act(const kiln_cpu_act *act)
    the furthest element touched plus one (0 when any count is 0). */
 static kiln_status matrix_extent(int64_t batch, int64_t bs, int64_t rows, int64_t ld, int64_t cols, int64_t *extent)
 {
-    *extent = 0;
-    if (batch == 0 || rows == 0 || cols == 0) return KILN_OK;
     int64_t a, b;
+    *extent = 0;
+    /* The last batch offset must be representable even when the matrices are empty: a driver
+       may form it for an operand it then does not read. */
+    KILN_CHECK(batch == 0 || !__builtin_mul_overflow(batch - 1, bs, &a), BAD);
+    if (batch == 0 || rows == 0 || cols == 0) return KILN_OK;
     KILN_CHECK(!__builtin_mul_overflow(batch - 1, bs, &a) && !__builtin_mul_overflow(rows - 1, ld, &b), BAD);
     KILN_CHECK(!__builtin_add_overflow(a, b, extent) && !__builtin_add_overflow(*extent, cols, extent), BAD);
     return KILN_OK;
@@ -178,6 +210,9 @@ static kiln_status validate_gemm(const kiln_cpu_gemm_params *p, const step_io *i
     KILN_TRY(validate_gemm_bias(p, io));
 
     KILN_CHECK(p->ldy >= p->N, BAD);
+    int64_t count;
+    KILN_CHECK(mul3(p->batch, p->M, p->N, &count), BAD);
+    KILN_TRY(out_count_is(io, count));
     KILN_TRY(matrix_extent(p->batch, p->y_batch_stride, p->M, p->ldy, p->N, &extent));
     /* Outputs of different batches must not land on each other. */
     int64_t one;
@@ -220,12 +255,29 @@ static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *i
     KILN_TRY(check_act(&p->act));
 
     int64_t count;
+    KILN_CHECK(mul4(p->N, p->M, p->OH, p->OW, &count), BAD);
+    KILN_TRY(out_count_is(io, count));
+    /* Every output element reads X (a zero C would leave H and W bounded by nothing); the taps
+       are bounded by the filter, which holds M/group x C/group x KH x KW of them. Conv params
+       carry no end pads, so nothing more can be said of how the windows sit in X. */
+    KILN_CHECK(count == 0 || (p->C >= 1 && p->H >= 1 && p->W >= 1), BAD);
+    KILN_TRY(need_out_f32(io, 0, count));
     KILN_CHECK(mul4(p->N, p->C, p->H, p->W, &count), BAD);
     KILN_TRY(need_in_f32(io, 0, count));
     KILN_TRY(validate_conv_weights(p, io, mr));
     if (p->has_bias) KILN_TRY(need_in_f32(io, 2, p->M));
-    KILN_CHECK(mul4(p->N, p->M, p->OH, p->OW, &count), BAD);
-    return need_out_f32(io, 0, count);
+    return KILN_OK;
+}
+
+/* One axis of a pooling window, as ONNX (and the lowering's geometry, conv_geom.c) has it: the
+   dilated window fits the padded input, and there are at most ceil(room / stride) + 1 outputs
+   (ceil mode's count; floor mode and the SAME pads give at most that). Every value is at most
+   GEOMETRY_MAX, so no product or sum here overflows. */
+static bool pool_axis_fits(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dil, int64_t pad_begin,
+                           int64_t pad_end)
+{
+    int64_t room = in + pad_begin + pad_end - ((k - 1) * dil + 1);
+    return room >= 0 && (out - 1) * stride <= room + stride - 1;
 }
 
 static kiln_status validate_pool(const kiln_cpu_pool_params *p, const step_io *io)
@@ -237,10 +289,16 @@ static kiln_status validate_pool(const kiln_cpu_pool_params *p, const step_io *i
         KILN_CHECK(in_range(positive[i], 1, GEOMETRY_MAX), BAD);
     KILN_CHECK(p->kind <= KILN_CPU_POOL_AVG && p->count_include_pad <= 1, BAD);
     int64_t count;
-    KILN_CHECK(mul4(p->N, p->C, p->H, p->W, &count), BAD);
-    KILN_TRY(need_in_f32(io, 0, count));
     KILN_CHECK(mul4(p->N, p->C, p->OH, p->OW, &count), BAD);
-    return need_out_f32(io, 0, count);
+    KILN_TRY(out_count_is(io, count));
+    if (count > 0) {
+        KILN_CHECK(p->H >= 1 && p->W >= 1, BAD);
+        KILN_CHECK(pool_axis_fits(p->H, p->OH, p->KH, p->stride_h, p->dil_h, p->pad_top, p->pad_bottom), BAD);
+        KILN_CHECK(pool_axis_fits(p->W, p->OW, p->KW, p->stride_w, p->dil_w, p->pad_left, p->pad_right), BAD);
+    }
+    KILN_TRY(need_out_f32(io, 0, count));
+    KILN_CHECK(mul4(p->N, p->C, p->H, p->W, &count), BAD);
+    return need_in_f32(io, 0, count);
 }
 
 /* ---- elementwise and rows ---- */
@@ -249,6 +307,7 @@ static kiln_status validate_unary(const kiln_cpu_unary_params *p, const step_io 
 {
     KILN_CHECK(in_range(p->count, 0, COUNT_MAX), BAD);
     KILN_TRY(check_act(&p->act));
+    KILN_TRY(out_count_is(io, p->count));
     KILN_TRY(need_in_f32(io, 0, p->count));
     return need_out_f32(io, 0, p->count);
 }
@@ -275,6 +334,7 @@ static kiln_status validate_binary(const kiln_cpu_binary_params *p, const step_i
         KILN_CHECK(in_range(p->out_shape[d], 0, COUNT_MAX), BAD);
         KILN_CHECK(!__builtin_mul_overflow(numel, p->out_shape[d], &numel), BAD);
     }
+    KILN_TRY(out_count_is(io, numel));
     int64_t a_extent = 0, b_extent = 0;
     if (numel > 0) {
         KILN_TRY(strided_extent(p->rank, p->out_shape, p->a_strides, &a_extent));
@@ -292,6 +352,7 @@ static kiln_status validate_softmax(const kiln_cpu_softmax_params *p, const step
     KILN_CHECK(p->log <= 1, BAD);
     int64_t count;
     KILN_CHECK(mul3(p->outer, p->n, p->inner, &count), BAD);
+    KILN_TRY(out_count_is(io, count));
     KILN_TRY(need_in_f32(io, 0, count));
     return need_out_f32(io, 0, count);
 }
@@ -302,6 +363,7 @@ static kiln_status validate_layernorm(const kiln_cpu_layernorm_params *p, const 
     KILN_CHECK(p->has_bias <= 1 && isfinite(p->epsilon), BAD);
     int64_t count;
     KILN_CHECK(mul3(p->outer, p->n, 1, &count), BAD);
+    KILN_TRY(out_count_is(io, count));
     KILN_TRY(need_in_f32(io, 0, count));
     KILN_TRY(need_in_f32(io, 1, p->n));
     if (p->has_bias) KILN_TRY(need_in_f32(io, 2, p->n));
@@ -314,6 +376,7 @@ static kiln_status validate_affine(const kiln_cpu_affine_params *p, const step_i
     KILN_TRY(check_act(&p->act));
     int64_t count;
     KILN_CHECK(mul3(p->N, p->C, p->inner, &count), BAD);
+    KILN_TRY(out_count_is(io, count));
     KILN_TRY(need_in_f32(io, 0, count));
     KILN_TRY(need_in_f32(io, 1, p->C));
     KILN_TRY(need_in_f32(io, 2, p->C));
@@ -322,7 +385,12 @@ static kiln_status validate_affine(const kiln_cpu_affine_params *p, const step_i
 
 static kiln_status validate_copy(const kiln_cpu_copy_params *p, const step_io *io)
 {
-    KILN_CHECK(p->bytes >= 0, BAD);
+    int64_t numel, bytes;
+    KILN_CHECK(p->bytes >= 0 && io->n_out >= 1, BAD);
+    KILN_TRY(shape_numel(io->out[0], &numel));
+    /* Exactly the output's bytes (its dtype's size is checked by tensor_bytes below). */
+    size_t elem = kiln_dtype_size(io->out[0]->dtype);
+    KILN_CHECK(elem > 0 && !__builtin_mul_overflow(numel, (int64_t)elem, &bytes) && bytes == p->bytes, BAD);
     KILN_TRY(need_in(io, 0, -1, (uint64_t)p->bytes));
     return need_out(io, 0, -1, (uint64_t)p->bytes);
 }
@@ -333,12 +401,15 @@ static kiln_status validate_transpose(const kiln_cpu_transpose_params *p, const 
     KILN_CHECK(p->elem_size == 1 || p->elem_size == 2 || p->elem_size == 4 || p->elem_size == 8, BAD);
     bool seen[KILN_CPU_MAX_RANK] = {false};
     uint64_t bytes = p->elem_size;
+    int64_t count = 1;
     for (uint32_t d = 0; d < p->rank; d++) {
         KILN_CHECK(in_range(p->perm[d], 0, (int64_t)p->rank - 1) && !seen[p->perm[d]], BAD);
         seen[p->perm[d]] = true;
         KILN_CHECK(in_range(p->in_shape[d], 0, COUNT_MAX), BAD);
         KILN_CHECK(kiln_mul_u64(bytes, (uint64_t)p->in_shape[d], &bytes), BAD);
+        KILN_CHECK(!__builtin_mul_overflow(count, p->in_shape[d], &count), BAD);
     }
+    KILN_TRY(out_count_is(io, count));
     /* The elements are moved as elem_size-byte units: both tensors must be of that dtype size. */
     KILN_CHECK(io->n_in >= 1 && io->in[0] && kiln_dtype_size(io->in[0]->dtype) == p->elem_size, BAD);
     KILN_CHECK(io->n_out >= 1 && io->out[0] && kiln_dtype_size(io->out[0]->dtype) == p->elem_size, BAD);
@@ -350,7 +421,8 @@ kiln_status kiln_cpu_step_validate(uint32_t op, const void *params, const kiln_t
                                    const size_t *in_sizes, kiln_tensor *const *out, size_t n_out,
                                    const size_t *out_sizes, uint32_t mr, uint32_t nr)
 {
-    KILN_CHECK(params != NULL && (in || n_in == 0) && (out || n_out == 0), BAD);
+    /* Every op writes exactly one output; a second one would count as written without ever being. */
+    KILN_CHECK(params != NULL && (in || n_in == 0) && out && n_out == 1, BAD);
     step_io io = {in, n_in, in_sizes, out, n_out, out_sizes};
     switch (op) {
     case KILN_CPU_OP_GEMM: return validate_gemm(params, &io, nr);

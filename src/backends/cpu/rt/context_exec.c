@@ -62,10 +62,16 @@ static kiln_status run_step(const kiln_cpu_kernels *k, const graph_call *call, c
         resolve(call, s->tensors[i], &views[i]);
         ins[i] = &views[i];
     }
+    bool writes = false;
     for (uint32_t j = 0; j < s->n_outputs; j++) {
         resolve(call, s->tensors[s->n_inputs + j], &views[s->n_inputs + j]);
         outs[j] = &views[s->n_inputs + j];
+        writes |= kiln_tensor_numel(outs[j]) != 0;
     }
+    /* Nothing to write: the step is skipped. Validation made each step's params describe its
+       output exactly, so an empty output means some zero dimension, and the kernel's other loop
+       bounds, no longer tied to any tensor, are never walked. */
+    if (!writes) return KILN_OK;
     const kiln_ctx_graph *g = call->graph->fmt;
     /* Slot 0 is the step's workspace in the group buffer; the other slots are the handle's. */
     kiln_cpu_exec exec = *call->threads;

@@ -39,6 +39,7 @@ kiln_status kiln_cpu_f32_layernorm__generic(const void *params, const kiln_tenso
                                             kiln_tensor *const *out, kiln_cpu_exec *exec)
 {
     const kiln_cpu_layernorm_params *p = params;
+    if (p->n == 0 || p->outer == 0) return KILN_OK; /* empty: no row to read, however many */
     layernorm_job j = {p, in[0]->data, in[1]->data, p->has_bias ? in[2]->data : NULL, out[0]->data};
     kiln_cpu_parallel_rows(exec, p->outer, p->n, KILN_CPU_ROWS_GRAIN, layernorm_rows, &j);
     return KILN_OK;

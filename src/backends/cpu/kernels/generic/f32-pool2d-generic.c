@@ -84,10 +84,15 @@ kiln_status kiln_cpu_f32_pool2d__generic(const void *params, const kiln_tensor *
                                          kiln_cpu_exec *exec)
 {
     const kiln_cpu_pool_params *p = params;
+    /* Y is empty: return before multiplying counts that validation bounds only as a product. */
+    if (p->N == 0 || p->C == 0 || p->OH == 0 || p->OW == 0) return KILN_OK;
     pool_job j = {p, in[0]->data, out[0]->data, 1};
-    int64_t rows = p->N * p->C * p->OH;
-    if (rows <= 0 || p->OW <= 0) return KILN_OK;
-    j.tasks = kiln_cpu_task_count(exec, rows * p->OW * p->KH * p->KW, POOL_GRAIN, false);
+    /* A window has at most min(K, in) taps inside the input per axis, however large the kernel
+       (validation bounds it only by the padded input); the estimate is formed in double, as
+       outputs times taps need not fit int64. */
+    double taps = (double)(p->KH < p->H ? p->KH : p->H) * (double)(p->KW < p->W ? p->KW : p->W);
+    double work = (double)(p->N * p->C * p->OH * p->OW) * taps;
+    j.tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, POOL_GRAIN, false);
     kiln_cpu_parallel(exec, j.tasks, pool_task, &j);
     return KILN_OK;
 }

@@ -49,6 +49,9 @@ kiln_status kiln_cpu_f32_softmax__generic(const void *params, const kiln_tensor 
                                           kiln_cpu_exec *exec)
 {
     const kiln_cpu_softmax_params *p = params;
+    /* An empty tensor: nothing to do, however large the other two counts (validation bounds only
+       their product, so lanes without elements must not be walked). */
+    if (p->n == 0 || p->inner == 0 || p->outer == 0) return KILN_OK;
     softmax_job j = {p, in[0]->data, out[0]->data};
     kiln_cpu_parallel_rows(exec, p->outer * p->inner, p->n, KILN_CPU_ROWS_GRAIN, softmax_lanes, &j);
     return KILN_OK;

@@ -86,7 +86,7 @@ kiln_status KILN_CPU_ISA(f32_softmax)(const void *params, const kiln_tensor *con
                                       kiln_cpu_exec *exec)
 {
     const kiln_cpu_softmax_params *p = params;
-    if (p->n == 0 || p->inner == 0) return KILN_OK;
+    if (p->n == 0 || p->inner == 0 || p->outer == 0) return KILN_OK; /* empty: see the generic step */
     softmax_job j = {p, in[0]->data, out[0]->data, (p->inner + VF_WIDTH - 1) / VF_WIDTH};
     int64_t group_work = p->n * (p->inner < VF_WIDTH ? p->inner : VF_WIDTH);
     kiln_cpu_parallel_rows(exec, p->outer * j.groups, group_work, KILN_CPU_ROWS_GRAIN, softmax_groups, &j);
