@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "compiler/onnx/onnx_tensor.h"
@@ -93,4 +94,68 @@ double cli_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void cli_sort_doubles(double *values, size_t n)
+{
+    qsort(values, n, sizeof *values, compare_doubles);
+}
+
+bool cli_parse_threads(const char *value, long *out)
+{
+    if (cli_parse_int(value, 0, 1024, out)) return true;
+    cli_error("--threads wants an integer 0..1024, got '%s'", value);
+    return false;
+}
+
+bool cli_take_program(const char *cmd, const char *arg, const char **program)
+{
+    if (arg[0] == '-') {
+        cli_error("%s: unknown or incomplete option '%s' (try 'kiln %s --help')", cmd, arg, cmd);
+        return false;
+    }
+    if (*program) {
+        cli_error("%s: more than one program given ('%s' and '%s')", cmd, *program, arg);
+        return false;
+    }
+    *program = arg;
+    return true;
+}
+
+bool cli_require_program(const char *cmd, const char *program)
+{
+    if (program) return true;
+    cli_error("%s: no program given (try 'kiln %s --help')", cmd, cmd);
+    return false;
+}
+
+const char *cli_method_name(const kiln_program *program, const char *requested)
+{
+    if (requested) return requested;
+    return kiln_program_method_count(program) == 1 ? kiln_program_method_name(program, 0) : "forward";
+}
+
+int cli_load_input_dir(const char *dir, kiln_tensor *inputs, size_t max, size_t *n)
+{
+    char path[4096];
+    for (*n = 0; *n < max; ++*n) {
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/input_%zu.npy", dir, *n);
+        if (stat(path, &sb) != 0) {
+            snprintf(path, sizeof path, "%s/input_%zu.pb", dir, *n);
+            if (stat(path, &sb) != 0) break;
+        }
+        kiln_status st = cli_load_tensor(path, &inputs[*n]);
+        if (st != KILN_OK) {
+            cli_error("cannot read input '%s': %s", path, kiln_status_str(st));
+            return cli_exit_status(st);
+        }
+    }
+    return 0;
 }

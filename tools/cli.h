@@ -38,6 +38,23 @@ kiln_status cli_load_tensor(const char *path, kiln_tensor *out);
 void cli_format_shape(const kiln_tensor *t, char *buf, size_t size);
 /* Monotonic clock in seconds. */
 double cli_now(void);
+/* Sort n doubles ascending (timings, before taking min and median). */
+void cli_sort_doubles(double *values, size_t n);
+
+/* Shared by `kiln run` and `kiln bench`, whose command lines and inputs look alike. cmd names the
+   command in messages ("run", "bench"). */
+/* Parse a --threads value (0..1024); false after reporting a bad one. */
+bool cli_parse_threads(const char *value, long *out);
+/* An argument that is no known option: the program when it is the first operand. false after
+   reporting an unknown option or a second program. */
+bool cli_take_program(const char *cmd, const char *arg, const char **program);
+/* false after reporting that no program was given. */
+bool cli_require_program(const char *cmd, const char *program);
+/* The method to run: the one asked for, else the program's only method, else "forward". */
+const char *cli_method_name(const kiln_program *program, const char *requested);
+/* Load dir/input_<i>.npy (or .pb) for i = 0, 1, ... until one is missing or max are loaded.
+   *n counts the tensors loaded even on failure (free() their data). 0 or an exit status. */
+int cli_load_input_dir(const char *dir, kiln_tensor *inputs, size_t max, size_t *n);
 
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -84,23 +83,10 @@ static int parse(int argc, char **argv, bench_args *b)
         } else if (strcmp(a, "--warmup") == 0 && v) {
             if (!parse_count(a, argv[++i], 0, &b->warmup)) return KILN_EXIT_USAGE;
         } else if (strcmp(a, "--threads") == 0 && v) {
-            if (!cli_parse_int(argv[++i], 0, 1024, &b->threads)) {
-                cli_error("--threads wants an integer 0..1024, got '%s'", argv[i]);
-                return KILN_EXIT_USAGE;
-            }
-        } else if (a[0] == '-') {
-            cli_error("bench: unknown or incomplete option '%s' (try 'kiln bench --help')", a);
-            return KILN_EXIT_USAGE;
-        } else if (!b->program) b->program = a;
-        else {
-            cli_error("bench: more than one program given ('%s' and '%s')", b->program, a);
-            return KILN_EXIT_USAGE;
-        }
+            if (!cli_parse_threads(argv[++i], &b->threads)) return KILN_EXIT_USAGE;
+        } else if (!cli_take_program("bench", a, &b->program)) return KILN_EXIT_USAGE;
     }
-    if (!b->program) {
-        cli_error("bench: no program given (try 'kiln bench --help')");
-        return KILN_EXIT_USAGE;
-    }
+    if (!cli_require_program("bench", b->program)) return KILN_EXIT_USAGE;
     if (cli_ends_with(b->program, ".onnx")) {
         cli_error("bench: '%s' is an ONNX model; compile it first (kiln compile MODEL.onnx -o MODEL.kiln)", b->program);
         return KILN_EXIT_USAGE;
@@ -194,25 +180,6 @@ static int make_random_inputs(kiln_method *method, input_set *in)
     return 0;
 }
 
-static int load_input_files(const char *dir, input_set *in)
-{
-    char path[4096];
-    for (size_t i = 0; i < BENCH_MAX_INPUTS; i++, in->n++) {
-        struct stat sb;
-        snprintf(path, sizeof path, "%s/input_%zu.npy", dir, i);
-        if (stat(path, &sb) != 0) {
-            snprintf(path, sizeof path, "%s/input_%zu.pb", dir, i);
-            if (stat(path, &sb) != 0) break;
-        }
-        kiln_status st = cli_load_tensor(path, &in->t[i]);
-        if (st != KILN_OK) {
-            cli_error("cannot read input '%s': %s", path, kiln_status_str(st));
-            return cli_exit_status(st);
-        }
-    }
-    return 0;
-}
-
 static int bind_inputs(kiln_method *method, const input_set *in)
 {
     size_t n = kiln_method_input_count(method);
@@ -230,12 +197,6 @@ static int bind_inputs(kiln_method *method, const input_set *in)
         }
     }
     return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Warm up, then time every execution; the statistics are over the timed ones only. */
@@ -258,7 +219,7 @@ static int time_executions(const bench_args *b, kiln_method *method, bench_stats
     size_t n = (size_t)b->iterations;
     double sum = 0;
     for (size_t i = 0; i < n; i++) sum += ms[i];
-    qsort(ms, n, sizeof *ms, cmp_double);
+    cli_sort_doubles(ms, n);
     s->min_ms = ms[0];
     s->max_ms = ms[n - 1];
     s->median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
@@ -321,9 +282,7 @@ int cmd_bench(int argc, char **argv)
     }
     kiln_module_options opt = {sizeof opt, NULL, NULL, (int)b.threads, b.target};
     st = kiln_module_create(program, &opt, &module);
-    const char *name = b.method;
-    if (st == KILN_OK && !name)
-        name = kiln_program_method_count(program) == 1 ? kiln_program_method_name(program, 0) : "forward";
+    const char *name = st == KILN_OK ? cli_method_name(program, b.method) : b.method;
     if (st == KILN_OK) st = kiln_method_load(module, name, &method);
     if (st != KILN_OK) {
         const char *why = module ? kiln_module_last_error(module) : "";
@@ -331,7 +290,7 @@ int cmd_bench(int argc, char **argv)
         rc = st == KILN_ERROR_NOT_FOUND ? KILN_EXIT_USAGE : cli_exit_status(st);
         goto done;
     }
-    rc = b.inputs_dir ? load_input_files(b.inputs_dir, &in) : make_random_inputs(method, &in);
+    rc = b.inputs_dir ? cli_load_input_dir(b.inputs_dir, in.t, BENCH_MAX_INPUTS, &in.n) : make_random_inputs(method, &in);
     if (rc == 0) rc = bind_inputs(method, &in);
     bench_stats s = {0, 0, 0, 0};
     if (rc == 0) rc = time_executions(&b, method, &s);

@@ -77,28 +77,15 @@ static int parse(int argc, char **argv, run_args *r)
             }
             r->n_shapes++;
         } else if (strcmp(a, "--threads") == 0 && v) {
-            if (!cli_parse_int(argv[++i], 0, 1024, &r->threads)) {
-                cli_error("--threads wants an integer 0..1024, got '%s'", argv[i]);
-                return KILN_EXIT_USAGE;
-            }
+            if (!cli_parse_threads(argv[++i], &r->threads)) return KILN_EXIT_USAGE;
         } else if (strcmp(a, "--iterations") == 0 && v) {
             if (!cli_parse_int(argv[++i], 1, 1000000, &r->iterations)) {
                 cli_error("--iterations wants an integer 1..1000000, got '%s'", argv[i]);
                 return KILN_EXIT_USAGE;
             }
-        } else if (a[0] == '-') {
-            cli_error("run: unknown or incomplete option '%s' (try 'kiln run --help')", a);
-            return KILN_EXIT_USAGE;
-        } else if (!r->program) r->program = a;
-        else {
-            cli_error("run: more than one program given ('%s' and '%s')", r->program, a);
-            return KILN_EXIT_USAGE;
-        }
+        } else if (!cli_take_program("run", a, &r->program)) return KILN_EXIT_USAGE;
     }
-    if (!r->program) {
-        cli_error("run: no program given (try 'kiln run --help')");
-        return KILN_EXIT_USAGE;
-    }
+    if (!cli_require_program("run", r->program)) return KILN_EXIT_USAGE;
     if (r->inputs_dir && r->n_input_specs) {
         cli_error("run: use either --inputs DIR or --input options, not both");
         return KILN_EXIT_USAGE;
@@ -121,24 +108,7 @@ static void free_inputs(input_set *in)
 static int load_inputs(run_args *r, input_set *in)
 {
     memset(in, 0, sizeof *in);
-    char path[4096];
-    if (r->inputs_dir) {
-        for (size_t i = 0; i < MAX_INPUTS; i++) {
-            struct stat sb;
-            snprintf(path, sizeof path, "%s/input_%zu.npy", r->inputs_dir, i);
-            if (stat(path, &sb) != 0) {
-                snprintf(path, sizeof path, "%s/input_%zu.pb", r->inputs_dir, i);
-                if (stat(path, &sb) != 0) break;
-            }
-            kiln_status st = cli_load_tensor(path, &in->t[in->n]);
-            if (st != KILN_OK) {
-                cli_error("cannot read input '%s': %s", path, kiln_status_str(st));
-                return cli_exit_status(st);
-            }
-            in->n++;
-        }
-        return 0;
-    }
+    if (r->inputs_dir) return cli_load_input_dir(r->inputs_dir, in->t, MAX_INPUTS, &in->n);
     for (size_t i = 0; i < r->n_input_specs; i++) {
         char *spec = r->input_specs[i], *eq = strchr(spec, '=');
         const char *file = spec;
@@ -248,12 +218,6 @@ void run_print_output(size_t i, const char *name, const kiln_tensor *t)
     printf(n > show ? ", ...]\n" : "]\n");
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int execute_and_report(run_args *r, kiln_method *method)
 {
     double *times = calloc((size_t)r->iterations, sizeof *times);
@@ -269,7 +233,7 @@ static int execute_and_report(run_args *r, kiln_method *method)
         cli_error("execute failed: %s", kiln_status_str(st));
         return cli_exit_status(st);
     }
-    qsort(times, (size_t)r->iterations, sizeof *times, cmp_double);
+    cli_sort_doubles(times, (size_t)r->iterations);
     int rc = 0;
     for (size_t i = 0; i < kiln_method_output_count(method) && rc == 0; i++) {
         kiln_tensor out;
@@ -321,8 +285,7 @@ int cmd_run(int argc, char **argv)
     if ((rc = open_program(&r, &in, &bytes, &program)) != 0) goto done;
     kiln_module_options opt = {sizeof opt, NULL, NULL, (int)r.threads, r.target};
     kiln_status st = kiln_module_create(program, &opt, &module);
-    const char *name = r.method;
-    if (st == KILN_OK && !name) name = kiln_program_method_count(program) == 1 ? kiln_program_method_name(program, 0) : "forward";
+    const char *name = st == KILN_OK ? cli_method_name(program, r.method) : r.method;
     if (st == KILN_OK) st = kiln_method_load(module, name, &method);
     if (st != KILN_OK) {
         cli_error("cannot load method '%s': %s", name ? name : "?", kiln_status_str(st));

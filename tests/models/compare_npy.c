@@ -14,33 +14,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compare.h"
 #include "core/alloc.h"
 #include "io/npy.h"
 
 #define RTOL 1e-3
 #define ATOL_SCALE 1e-5
-
-/* The element at flat index i as a double (every dtype .npy files may hold here). */
-static double element_at(const kiln_tensor *t, int64_t i)
-{
-    const void *d = t->data;
-    switch (t->dtype) {
-    case KILN_DTYPE_F32: return ((const float *)d)[i];
-    case KILN_DTYPE_F64: return ((const double *)d)[i];
-    case KILN_DTYPE_I64: return (double)((const int64_t *)d)[i];
-    case KILN_DTYPE_I32: return ((const int32_t *)d)[i];
-    case KILN_DTYPE_I16: return ((const int16_t *)d)[i];
-    case KILN_DTYPE_I8: return ((const int8_t *)d)[i];
-    case KILN_DTYPE_U64: return (double)((const uint64_t *)d)[i];
-    case KILN_DTYPE_U32: return ((const uint32_t *)d)[i];
-    case KILN_DTYPE_U16: return ((const uint16_t *)d)[i];
-    case KILN_DTYPE_U8:
-    case KILN_DTYPE_BOOL: return ((const uint8_t *)d)[i];
-    case KILN_DTYPE_F16:
-    case KILN_DTYPE_BF16: break; /* the models under test never produce these */
-    }
-    return NAN;
-}
 
 static void format_shape(const kiln_tensor *t, char *buf, size_t size)
 {
@@ -76,12 +55,12 @@ static error_summary summarise(const kiln_tensor *a, const kiln_tensor *e, int64
 {
     error_summary s = {0};
     for (int64_t i = 0; i < numel; i++) {
-        double y = element_at(e, i);
+        double y = kiln_test_element(e, i);
         if (isfinite(y) && fabs(y) > s.max_expected) s.max_expected = fabs(y);
     }
     double atol = ATOL_SCALE * s.max_expected;
     for (int64_t i = 0; i < numel; i++) {
-        double x = element_at(a, i), y = element_at(e, i);
+        double x = kiln_test_element(a, i), y = kiln_test_element(e, i);
         if (!isfinite(y)) {
             if (!special_values_match(x, y)) {
                 s.special_mismatch = true;
@@ -122,8 +101,8 @@ static int compare(const kiln_tensor *a, const kiln_tensor *e)
     printf("%s max_abs_err=%.3g max_rel_err=%.3g max|expected|=%.4g worst=%.3g of tolerance", ok ? "MATCH" : "MISMATCH",
            s.max_abs, s.max_rel, s.max_expected, s.worst_ratio);
     if (numel > 0)
-        printf(" at element %lld (actual %.9g, expected %.9g)", (long long)s.worst, element_at(a, s.worst),
-               element_at(e, s.worst));
+        printf(" at element %lld (actual %.9g, expected %.9g)", (long long)s.worst, kiln_test_element(a, s.worst),
+               kiln_test_element(e, s.worst));
     if (!ok) printf("; %lld of %lld elements out of tolerance%s", (long long)s.n_bad, (long long)numel,
                     s.special_mismatch ? " (NaN/inf mismatch)" : "");
     printf("\n");

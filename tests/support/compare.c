@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static double element(const kiln_tensor *t, int64_t i)
+double kiln_test_element(const kiln_tensor *t, int64_t i)
 {
     const void *d = t->data;
     switch (t->dtype) {
@@ -52,7 +52,7 @@ bool kiln_test_compare(const kiln_tensor *a, const kiln_tensor *e, double rtol, 
     }
     int64_t numel = kiln_tensor_numel(e);
     for (int64_t i = 0; i < numel; i++) {
-        double x = element(a, i), y = element(e, i);
+        double x = kiln_test_element(a, i), y = kiln_test_element(e, i);
         if (isnan(x) && isnan(y)) continue;
         if (isinf(y) && x == y) continue;
         if (!(fabs(x - y) <= atol + rtol * fabs(y))) {

@@ -9,6 +9,10 @@
 
 #include "kiln/kiln.h"
 
+/* The element at flat index i of t as a double, for every kiln dtype (f16 and bf16 decoded;
+   0 for an unknown dtype). */
+double kiln_test_element(const kiln_tensor *t, int64_t i);
+
 /* true when equal within tolerance; otherwise writes one line saying where and by how much. */
 bool kiln_test_compare(const kiln_tensor *actual, const kiln_tensor *expected, double rtol, double atol, char *why,
                        size_t why_size);

@@ -24,31 +24,13 @@
 
 #include "backends/cpu/kernels/cpu_kernels.h"
 #include "backends/cpu/targets.h"
-
-static int failures, checks;
-
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "FAIL: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    failures++;
-}
+#include "test_kernel_support.h"
 
 /* ---- random data ---- */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
-static float frand(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((rng_state >> 40) * (1.0 / (1 << 24)) * 2.0 - 1.0); /* [-1, 1) */
-}
+static float frand(void) { return xorshift_unit(&rng_state); } /* [-1, 1) */
 
 static void fill(float *x, int64_t n, float scale)
 {

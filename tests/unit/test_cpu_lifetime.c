@@ -17,22 +17,7 @@
 
 static const tb_spec spec64 = {.n = 64};
 
-static kiln_module *module_with(kiln_program *p, const kiln_allocator *a)
-{
-    kiln_module_options o = {sizeof o, a, NULL, 1, NULL};
-    kiln_module *m = NULL;
-    EXPECT_OK(kiln_module_create(p, &o, &m));
-    return m;
-}
-
-static kiln_method *load(kiln_module *mod, const char *name)
-{
-    kiln_method *m = NULL;
-    kiln_status st = kiln_method_load(mod, name, &m);
-    if (st != KILN_OK) fprintf(stderr, "load '%s': %s: %s\n", name, kiln_status_name(st), kiln_module_last_error(mod));
-    EXPECT_OK(st);
-    return m;
-}
+static kiln_module *module_with(kiln_program *p, const kiln_allocator *a) { return cpu_module_create(p, a, NULL, NULL); }
 
 /* Two methods over the very same binary (one deduplicated segment, one signature). */
 static void test_identity_shared_binary(void)
@@ -43,7 +28,7 @@ static void test_identity_shared_binary(void)
     kiln_program *p = tp_open(&prog);
     kiln_runtime_stats before = stats_now();
     kiln_module *m1 = module_with(p, NULL), *m2 = module_with(p, NULL);
-    kiln_method *a1 = load(m1, "a"), *b1 = load(m1, "b"), *a2 = load(m2, "a");
+    kiln_method *a1 = cpu_method_load(m1, "a"), *b1 = cpu_method_load(m1, "b"), *a2 = cpu_method_load(m2, "a");
     EXPECT(kiln_method_delegate_count(a1) == 1);
     EXPECT(context_id(a1, 0) != 0 && context_id(a1, 0) == context_id(b1, 0));
     EXPECT(context_id(a2, 0) != 0 && context_id(a2, 0) != context_id(a1, 0));
@@ -71,7 +56,7 @@ static void test_identity_graph_per_method(void)
     tp_program prog = tp_build(methods, 2);
     kiln_program *p = tp_open(&prog);
     kiln_module *mod = module_with(p, NULL);
-    kiln_method *pre = load(mod, "prefill"), *dec = load(mod, "decode");
+    kiln_method *pre = cpu_method_load(mod, "prefill"), *dec = cpu_method_load(mod, "decode");
     EXPECT(context_id(pre, 0) == context_id(dec, 0));
     EXPECT(tp_run1(pre, &spec, KILN_CPU_ACT_RELU, 1.5f));
     EXPECT(tp_run1(dec, &spec, KILN_CPU_ACT_NEG, 1.5f));
@@ -91,7 +76,7 @@ static void test_identity_same_allocator(void)
     fault_alloc fa;
     fault_alloc_init(&fa, 0);
     kiln_module *m1 = module_with(p, &fa.base), *m2 = module_with(p, &fa.base);
-    kiln_method *f1 = load(m1, "forward"), *f2 = load(m2, "forward");
+    kiln_method *f1 = cpu_method_load(m1, "forward"), *f2 = cpu_method_load(m2, "forward");
     EXPECT(context_id(f1, 0) == context_id(f2, 0));
     kiln_module_destroy(m1); /* m2's reference keeps the shared context alive */
     EXPECT(tp_run1(f2, &spec64, KILN_CPU_ACT_RELU, 3.0f));
@@ -112,7 +97,7 @@ static void test_isolation(bool destroy_first_first)
     fault_alloc_init(&fa1, 0);
     fault_alloc_init(&fa2, 0);
     kiln_module *m1 = module_with(p, &fa1.base), *m2 = module_with(p, &fa2.base);
-    kiln_method *f1 = load(m1, "forward"), *f2 = load(m2, "forward");
+    kiln_method *f1 = cpu_method_load(m1, "forward"), *f2 = cpu_method_load(m2, "forward");
     EXPECT(context_id(f1, 0) != context_id(f2, 0));
     EXPECT(tp_run1(f1, &spec64, KILN_CPU_ACT_RELU, 1.0f) && tp_run1(f2, &spec64, KILN_CPU_ACT_RELU, 1.0f));
     kiln_module *gone = destroy_first_first ? m1 : m2, *kept = destroy_first_first ? m2 : m1;
@@ -137,7 +122,7 @@ static void test_reference_accounting(void)
     kiln_program *p = tp_open(&prog);
     kiln_module *mod = module_with(p, NULL);
     kiln_runtime_stats s0 = stats_now();
-    kiln_method *a = load(mod, "a"), *b = load(mod, "b");
+    kiln_method *a = cpu_method_load(mod, "a"), *b = cpu_method_load(mod, "b");
     uint64_t shared = context_id(a, 0);
     kiln_runtime_stats s1 = stats_now();
     EXPECT(s1.live_contexts == s0.live_contexts + 1 && s1.contexts_created == s0.contexts_created + 1);
@@ -147,7 +132,7 @@ static void test_reference_accounting(void)
     EXPECT(tp_run1(b, &spec64, KILN_CPU_ACT_RELU, 2.0f));
     EXPECT_STATUS(kiln_method_execute(a), KILN_ERROR_STALE_HANDLE);
 
-    kiln_method *a2 = load(mod, "a"); /* sibling reload: joins the live context */
+    kiln_method *a2 = cpu_method_load(mod, "a"); /* sibling reload: joins the live context */
     EXPECT(context_id(a2, 0) == shared);
     EXPECT(tp_run1(a2, &spec64, KILN_CPU_ACT_RELU, -1.0f));
     kiln_method_unload(a2);
@@ -157,7 +142,7 @@ static void test_reference_accounting(void)
     EXPECT(s2.contexts_destroyed == s0.contexts_destroyed + 1);
     EXPECT(s2.live_scratch_groups == s0.live_scratch_groups && s2.scratch_bytes_reserved == s0.scratch_bytes_reserved);
 
-    kiln_method *b2 = load(mod, "b"); /* cleanup, then reload: a fresh context, a fresh id */
+    kiln_method *b2 = cpu_method_load(mod, "b"); /* cleanup, then reload: a fresh context, a fresh id */
     EXPECT(context_id(b2, 0) != 0 && context_id(b2, 0) != shared);
     EXPECT(tp_run1(b2, &spec64, KILN_CPU_ACT_RELU, 0.25f));
     kiln_method_unload(b2);
@@ -178,7 +163,7 @@ static void test_delegate_chain(void)
     kiln_program *p = tp_open(&prog);
     kiln_runtime_stats s0 = stats_now();
     kiln_module *mod = module_with(p, NULL);
-    kiln_method *f = load(mod, "forward");
+    kiln_method *f = cpu_method_load(mod, "forward");
     EXPECT(kiln_method_delegate_count(f) == 3);
     EXPECT(context_id(f, 0) == context_id(f, 2) && context_id(f, 0) != context_id(f, 1));
     EXPECT(stats_now().live_contexts == s0.live_contexts + 2);

@@ -56,23 +56,6 @@ static void release(compiled *c)
     kiln_free(kiln_allocator_default(), c->bytes);
 }
 
-static kiln_module *module_with(kiln_program *p, const kiln_allocator *a, kiln_scratch_group *g, const char *target)
-{
-    kiln_module_options o = {sizeof o, a, g, 1, target};
-    kiln_module *m = NULL;
-    EXPECT_OK(kiln_module_create(p, &o, &m));
-    return m;
-}
-
-static kiln_method *load(kiln_module *mod, const char *name)
-{
-    kiln_method *m = NULL;
-    kiln_status st = kiln_method_load(mod, name, &m);
-    if (st != KILN_OK) fprintf(stderr, "load '%s': %s: %s\n", name, kiln_status_name(st), kiln_module_last_error(mod));
-    EXPECT_OK(st);
-    return m;
-}
-
 /* Run method m on case c's inputs and compare with its expected outputs. */
 static bool run_case(kiln_method *m, const onnx_case *c)
 {
@@ -95,11 +78,11 @@ static bool run_case(kiln_method *m, const onnx_case *c)
 static void test_run_and_identity(compiled *c)
 {
     kiln_runtime_stats s0 = stats_now();
-    kiln_module *m1 = module_with(c->program, NULL, NULL, NULL), *m2 = module_with(c->program, NULL, NULL, NULL);
+    kiln_module *m1 = cpu_module_create(c->program, NULL, NULL, NULL), *m2 = cpu_module_create(c->program, NULL, NULL, NULL);
     kiln_method *a[N_CASES], *b[N_CASES];
     for (int i = 0; i < N_CASES; i++) {
-        a[i] = load(m1, method_names[i]);
-        b[i] = load(m2, method_names[i]);
+        a[i] = cpu_method_load(m1, method_names[i]);
+        b[i] = cpu_method_load(m2, method_names[i]);
         EXPECT(kiln_method_delegate_count(a[i]) >= 1);
         EXPECT(context_id(a[i], 0) != 0 && context_id(a[i], 0) != context_id(b[i], 0));
         EXPECT(run_case(a[i], &cases[i]) && run_case(b[i], &cases[i]));
@@ -107,8 +90,8 @@ static void test_run_and_identity(compiled *c)
     EXPECT(stats_now().live_contexts >= s0.live_contexts + 2 * N_CASES);
     kiln_module_destroy(m1); /* m2 keeps executing */
     for (int i = 0; i < N_CASES; i++) EXPECT(run_case(b[i], &cases[i]));
-    kiln_module *m3 = module_with(c->program, NULL, NULL, NULL);
-    kiln_method *c0 = load(m3, method_names[0]);
+    kiln_module *m3 = cpu_module_create(c->program, NULL, NULL, NULL);
+    kiln_method *c0 = cpu_method_load(m3, method_names[0]);
     kiln_module_destroy(m2); /* and the other order */
     EXPECT(run_case(c0, &cases[0]));
     kiln_module_destroy(m3);
@@ -116,8 +99,8 @@ static void test_run_and_identity(compiled *c)
 
     fault_alloc fa; /* one allocator object: one identity, shared contexts */
     fault_alloc_init(&fa, 0);
-    kiln_module *s1 = module_with(c->program, &fa.base, NULL, NULL), *s2 = module_with(c->program, &fa.base, NULL, NULL);
-    kiln_method *x = load(s1, "linear"), *y = load(s2, "linear");
+    kiln_module *s1 = cpu_module_create(c->program, &fa.base, NULL, NULL), *s2 = cpu_module_create(c->program, &fa.base, NULL, NULL);
+    kiln_method *x = cpu_method_load(s1, "linear"), *y = cpu_method_load(s2, "linear");
     EXPECT(context_id(x, 0) == context_id(y, 0));
     kiln_module_destroy(s1);
     EXPECT(run_case(y, &cases[1]));
@@ -128,8 +111,8 @@ static void test_run_and_identity(compiled *c)
 static void test_references_and_groups(compiled *c)
 {
     kiln_runtime_stats s0 = stats_now();
-    kiln_module *m = module_with(c->program, NULL, NULL, NULL);
-    kiln_method *conv = load(m, "conv"), *linear = load(m, "linear"), *relu = load(m, "relu");
+    kiln_module *m = cpu_module_create(c->program, NULL, NULL, NULL);
+    kiln_method *conv = cpu_method_load(m, "conv"), *linear = cpu_method_load(m, "linear"), *relu = cpu_method_load(m, "relu");
     kiln_runtime_stats s1 = stats_now();
     EXPECT(s1.live_scratch_groups > s0.live_scratch_groups); /* conv and linear plan scratch */
     kiln_method_unload(conv);
@@ -139,18 +122,18 @@ static void test_references_and_groups(compiled *c)
     kiln_runtime_stats s2 = stats_now();
     EXPECT(s2.live_contexts == s0.live_contexts && s2.live_scratch_groups == s0.live_scratch_groups);
     EXPECT(s2.scratch_bytes_reserved == s0.scratch_bytes_reserved);
-    conv = load(m, "conv");
+    conv = cpu_method_load(m, "conv");
     EXPECT(run_case(conv, &cases[0]));
     kiln_module_destroy(m);
 
     /* One explicit group over two modules: one buffer, the largest member's size. */
     kiln_scratch_group *g = NULL;
     EXPECT_OK(kiln_scratch_group_create(&g));
-    kiln_module *g1 = module_with(c->program, NULL, g, NULL), *g2 = module_with(c->program, NULL, g, NULL);
+    kiln_module *g1 = cpu_module_create(c->program, NULL, g, NULL), *g2 = cpu_module_create(c->program, NULL, g, NULL);
     kiln_scratch_group_release(g);
-    kiln_method *l1 = load(g1, "linear");
+    kiln_method *l1 = cpu_method_load(g1, "linear");
     uint64_t linear_bytes = stats_now().scratch_bytes_reserved - s0.scratch_bytes_reserved;
-    kiln_method *c2 = load(g2, "conv"), *l2 = load(g2, "linear");
+    kiln_method *c2 = cpu_method_load(g2, "conv"), *l2 = cpu_method_load(g2, "linear");
     kiln_runtime_stats s3 = stats_now();
     EXPECT(s3.live_scratch_groups == s0.live_scratch_groups + 1);
     EXPECT(s3.scratch_bytes_reserved - s0.scratch_bytes_reserved >= linear_bytes);
@@ -171,8 +154,8 @@ static void test_same_model_twice(void)
     char msg[512] = "";
     EXPECT_OK(kiln_compile_memory(&opt, methods, 2, &c.bytes, &c.size, msg, sizeof msg));
     EXPECT_OK(kiln_program_open_memory(c.bytes, c.size, &c.program));
-    kiln_module *m = module_with(c.program, NULL, NULL, NULL);
-    kiln_method *a = load(m, "first"), *b = load(m, "second");
+    kiln_module *m = cpu_module_create(c.program, NULL, NULL, NULL);
+    kiln_method *a = cpu_method_load(m, "first"), *b = cpu_method_load(m, "second");
     EXPECT(run_case(a, &cases[1]) && run_case(b, &cases[1]));
     if (context_id(a, 0) == context_id(b, 0))
         printf("same model twice: one context binary, one context\n");
@@ -190,7 +173,7 @@ static void test_forced_targets(void)
     compiled c;
     if (!compile(&c, all, 3, method_names, N_CASES)) return;
     for (int t = 0; t < 3; t++) {
-        kiln_module *m = module_with(c.program, NULL, NULL, all[t]);
+        kiln_module *m = cpu_module_create(c.program, NULL, NULL, all[t]);
         bool runnable = kiln_cpu_target_runnable(kiln_cpu_target_find(all[t]));
         for (int i = 0; i < N_CASES; i++) {
             kiln_method *f = NULL;
@@ -201,7 +184,7 @@ static void test_forced_targets(void)
         }
         kiln_module_destroy(m);
     }
-    kiln_module *m = module_with(c.program, NULL, NULL, "armv8.2-a");
+    kiln_module *m = cpu_module_create(c.program, NULL, NULL, "armv8.2-a");
     kiln_method *f = NULL;
     EXPECT_STATUS(kiln_method_load(m, "relu", &f), KILN_ERROR_NO_RUNNABLE_TARGET);
     EXPECT(strstr(kiln_module_last_error(m), "binary has [generic, x86-64-v3, x86-64-v4]") != NULL);

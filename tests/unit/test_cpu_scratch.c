@@ -20,22 +20,7 @@
 
 static uint64_t scratch_of(int64_t n) { return tb_align64((size_t)n * 4); }
 
-static kiln_module *module_in(kiln_program *p, kiln_scratch_group *g)
-{
-    kiln_module_options o = {sizeof o, NULL, g, 1, NULL};
-    kiln_module *m = NULL;
-    EXPECT_OK(kiln_module_create(p, &o, &m));
-    return m;
-}
-
-static kiln_method *load(kiln_module *mod, const char *name)
-{
-    kiln_method *m = NULL;
-    kiln_status st = kiln_method_load(mod, name, &m);
-    if (st != KILN_OK) fprintf(stderr, "load '%s': %s: %s\n", name, kiln_status_name(st), kiln_module_last_error(mod));
-    EXPECT_OK(st);
-    return m;
-}
+static kiln_module *module_in(kiln_program *p, kiln_scratch_group *g) { return cpu_module_create(p, NULL, g, NULL); }
 
 /* Methods: "a" and "b" with equal scratch (different weights), "c" with a larger one. Large
    enough that a run takes a while, so overlapping runs would really collide. */
@@ -74,17 +59,17 @@ static void test_default_key(fixture *f)
 {
     kiln_runtime_stats s0 = stats_now();
     kiln_module *m1 = module_in(f->p, NULL), *m2 = module_in(f->p, NULL);
-    kiln_method *a1 = load(m1, "a"), *b1 = load(m1, "b");
+    kiln_method *a1 = cpu_method_load(m1, "a"), *b1 = cpu_method_load(m1, "b");
     kiln_runtime_stats s1 = stats_now();
     EXPECT(context_id(a1, 0) != context_id(b1, 0));
     EXPECT(s1.live_contexts == s0.live_contexts + 2);
     EXPECT(s1.live_scratch_groups == s0.live_scratch_groups + 1); /* same (allocator, size) */
     EXPECT(s1.scratch_bytes_reserved == s0.scratch_bytes_reserved + scratch_of(SMALL));
-    kiln_method *c1 = load(m1, "c"); /* another size: another group */
+    kiln_method *c1 = cpu_method_load(m1, "c"); /* another size: another group */
     kiln_runtime_stats s2 = stats_now();
     EXPECT(s2.live_scratch_groups == s1.live_scratch_groups + 1);
     EXPECT(s2.scratch_bytes_reserved == s1.scratch_bytes_reserved + scratch_of(LARGE));
-    kiln_method *a2 = load(m2, "a"); /* another module: another group, even with the same size */
+    kiln_method *a2 = cpu_method_load(m2, "a"); /* another module: another group, even with the same size */
     kiln_runtime_stats s3 = stats_now();
     EXPECT(s3.live_scratch_groups == s2.live_scratch_groups + 1);
     EXPECT(s3.scratch_bytes_reserved == s2.scratch_bytes_reserved + scratch_of(SMALL));
@@ -101,14 +86,14 @@ static void test_owner_outlives_members(fixture *f)
 {
     kiln_runtime_stats s0 = stats_now();
     kiln_module *m = module_in(f->p, NULL);
-    kiln_method *owner = load(m, "a"), *member = load(m, "b");
+    kiln_method *owner = cpu_method_load(m, "a"), *member = cpu_method_load(m, "b");
     EXPECT(stats_now().live_contexts == s0.live_contexts + 2);
     kiln_method_unload(owner); /* the member holds the owner: both stay */
     kiln_runtime_stats s1 = stats_now();
     EXPECT(s1.live_contexts == s0.live_contexts + 2);
     EXPECT(s1.live_scratch_groups == s0.live_scratch_groups + 1);
     EXPECT(tp_run1(member, &f->sb, KILN_CPU_ACT_RELU, 2.0f));
-    kiln_method *again = load(m, "a"); /* a new context joins the old owner's live group */
+    kiln_method *again = cpu_method_load(m, "a"); /* a new context joins the old owner's live group */
     kiln_runtime_stats s2 = stats_now();
     EXPECT(s2.live_contexts == s0.live_contexts + 3 && s2.live_scratch_groups == s1.live_scratch_groups);
     EXPECT(tp_run1(again, &f->sa, KILN_CPU_ACT_RELU, -2.0f));
@@ -119,7 +104,7 @@ static void test_owner_outlives_members(fixture *f)
     EXPECT(s3.live_contexts == s0.live_contexts);
     EXPECT(s3.contexts_destroyed == s0.contexts_destroyed + 3);
     EXPECT(s3.live_scratch_groups == s0.live_scratch_groups && s3.scratch_bytes_reserved == s0.scratch_bytes_reserved);
-    kiln_method *fresh = load(m, "b"); /* a fresh group forms, with b's new context as owner */
+    kiln_method *fresh = cpu_method_load(m, "b"); /* a fresh group forms, with b's new context as owner */
     kiln_runtime_stats s4 = stats_now();
     EXPECT(s4.live_scratch_groups == s0.live_scratch_groups + 1);
     EXPECT(s4.scratch_bytes_reserved == s0.scratch_bytes_reserved + scratch_of(SMALL));
@@ -140,14 +125,14 @@ static void test_explicit_group(fixture *f)
     kiln_method *as[N_MODULES];
     for (int i = 0; i < N_MODULES; i++) {
         mods[i] = module_in(f->p, g);
-        as[i] = load(mods[i], "a");
+        as[i] = cpu_method_load(mods[i], "a");
     }
     kiln_runtime_stats s1 = stats_now();
     EXPECT(s1.live_contexts == s0.live_contexts + N_MODULES); /* one context per module ... */
     EXPECT(s1.live_scratch_groups == s0.live_scratch_groups + 1); /* ... one group, one buffer */
     EXPECT(s1.scratch_bytes_reserved == s0.scratch_bytes_reserved + scratch_of(SMALL));
     kiln_scratch_group_release(g); /* the modules keep it alive, and later loads still find it */
-    kiln_method *c0 = load(mods[0], "c"); /* the buffer grows to the largest member */
+    kiln_method *c0 = cpu_method_load(mods[0], "c"); /* the buffer grows to the largest member */
     kiln_runtime_stats s2 = stats_now();
     EXPECT(s2.live_scratch_groups == s1.live_scratch_groups);
     EXPECT(s2.scratch_bytes_reserved == s0.scratch_bytes_reserved + scratch_of(LARGE));
@@ -161,7 +146,7 @@ static void test_explicit_group(fixture *f)
     /* Without the group: N buffers. */
     for (int i = 0; i < N_MODULES; i++) {
         mods[i] = module_in(f->p, NULL);
-        as[i] = load(mods[i], "a");
+        as[i] = cpu_method_load(mods[i], "a");
     }
     kiln_runtime_stats s4 = stats_now();
     EXPECT(s4.live_scratch_groups == s0.live_scratch_groups + N_MODULES);
@@ -172,12 +157,12 @@ static void test_explicit_group(fixture *f)
     EXPECT_OK(kiln_scratch_group_create(&g));
     kiln_module *solo = module_in(f->p, g);
     kiln_scratch_group_release(g);
-    kiln_method *a = load(solo, "a");
+    kiln_method *a = cpu_method_load(solo, "a");
     EXPECT(stats_now().scratch_bytes_reserved == s0.scratch_bytes_reserved + scratch_of(SMALL));
     kiln_method_unload(a);
     kiln_runtime_stats s5 = stats_now();
     EXPECT(s5.live_scratch_groups == s0.live_scratch_groups + 1 && s5.scratch_bytes_reserved == s0.scratch_bytes_reserved);
-    a = load(solo, "a");
+    a = cpu_method_load(solo, "a");
     EXPECT(tp_run1(a, &f->sa, KILN_CPU_ACT_RELU, 1.0f));
     EXPECT(stats_now().scratch_bytes_reserved == s0.scratch_bytes_reserved + scratch_of(SMALL));
     kiln_module_destroy(solo);
@@ -229,14 +214,14 @@ static void test_no_overlap(fixture *f)
     runner r[RUN_THREADS];
     for (int i = 0; i < RUN_THREADS; i++) {
         mods[i] = module_in(f->p, g);
-        r[i] = (runner){load(mods[i], i % 2 ? "c" : "a"), i % 2 ? &f->sc : &f->sa, (float)(i + 1), 0};
+        r[i] = (runner){cpu_method_load(mods[i], i % 2 ? "c" : "a"), i % 2 ? &f->sc : &f->sa, (float)(i + 1), 0};
     }
     kiln_scratch_group_release(g);
     run_threads(r, RUN_THREADS); /* four modules, one explicit group */
     for (int i = 0; i < RUN_THREADS; i++) kiln_module_destroy(mods[i]);
 
     kiln_module *m = module_in(f->p, NULL);
-    runner d[2] = {{load(m, "a"), &f->sa, 1.0f, 0}, {load(m, "b"), &f->sb, -3.0f, 0}};
+    runner d[2] = {{cpu_method_load(m, "a"), &f->sa, 1.0f, 0}, {cpu_method_load(m, "b"), &f->sb, -3.0f, 0}};
     run_threads(d, 2); /* two methods of one module in one default group */
     kiln_module_destroy(m);
 }

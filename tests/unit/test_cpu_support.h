@@ -7,6 +7,7 @@
  *    weight binding, the scratch buffer and the kernel table.
  *  - tp_*: programs whose methods are chains of DELEGATE calls to such binaries, written with the
  *    program writer, so the runtime's lifetime rules are tested without the partitioner.
+ *  - module creation and method loading that count a failure as a failed check.
  *  - fault allocator, stats snapshots and expectation macros.
  * Everything the tests check goes through include/kiln/kiln.h; the helpers alone use internals.
  */
@@ -374,6 +375,29 @@ static inline kiln_program *tp_open(const tp_program *p)
     kiln_program *prog = NULL;
     tp_check(kiln_program_open_memory(p->data, p->size, &prog), "open");
     return prog;
+}
+
+/* ---- modules and methods ------------------------------------------------------------------------ */
+
+/* A one-thread module of p (allocator a, scratch group g, target: NULL for defaults); NULL after
+   a failed check. */
+static inline kiln_module *cpu_module_create(kiln_program *p, const kiln_allocator *a, kiln_scratch_group *g,
+                                             const char *target)
+{
+    kiln_module_options o = {sizeof o, a, g, 1, target};
+    kiln_module *m = NULL;
+    EXPECT_OK(kiln_module_create(p, &o, &m));
+    return m;
+}
+
+/* Method `name` of mod; on failure prints the module's last error and counts a failed check. */
+static inline kiln_method *cpu_method_load(kiln_module *mod, const char *name)
+{
+    kiln_method *m = NULL;
+    kiln_status st = kiln_method_load(mod, name, &m);
+    if (st != KILN_OK) fprintf(stderr, "load '%s': %s: %s\n", name, kiln_status_name(st), kiln_module_last_error(mod));
+    EXPECT_OK(st);
+    return m;
 }
 
 /* ---- process-wide counters ---------------------------------------------------------------------- */

@@ -21,35 +21,18 @@
 #include "backends/cpu/targets.h"
 #include "core/alloc.h"
 #include "core/threadpool.h"
+#include "test_kernel_support.h"
+#include "test_thread_support.h"
 
 #define CANARY 64
 #define CANARY_BYTE 0xA5
 #define MAX_THREADS 3
 
-static int failures, checks;
-
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "FAIL: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    failures++;
-}
-
 /* ---- data ---- */
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
 
-static float frand(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((rng_state >> 40) * (1.0 / (1 << 24)) * 2.0 - 1.0);
-}
+static float frand(void) { return xorshift_unit(&rng_state); } /* [-1, 1) */
 
 /* A flat f32 tensor of n elements (random) followed by a canary. */
 typedef struct buf {
@@ -83,19 +66,6 @@ static void buf_free(buf *b)
     if (!b) return;
     free(b->t.data);
     free(b);
-}
-
-/* ---- the pool and a parallel_for that counts the tasks it is given ---- */
-
-static kiln_threadpool *pool;
-static atomic_size_t most_tasks;
-
-static void counting_parallel_for(void *p, size_t n, void (*fn)(void *arg, size_t i), void *arg)
-{
-    size_t seen = atomic_load(&most_tasks);
-    while (n > seen && !atomic_compare_exchange_weak(&most_tasks, &seen, n)) {
-    }
-    kiln_threadpool_parallel_for(p, n, fn, arg);
 }
 
 /* ---- one step on one table at 1, 2, 3 threads ---- */

@@ -18,23 +18,17 @@
 #include "core/alloc.h"
 #include "core/threadpool.h"
 #include "kernels/portable/kernel.h"
+#include "test_kernel_support.h"
+#include "test_thread_support.h"
 
 #define CANARY 64
 #define CANARY_BYTE 0xA5
 #define MAX_THREADS 3
 #define MAX_ATTRS 8
 
-static int failures, checks;
-
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
-static float frand(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((rng_state >> 40) * (1.0 / (1 << 24)) * 2.0 - 1.0);
-}
+static float frand(void) { return xorshift_unit(&rng_state); } /* [-1, 1) */
 
 static kiln_tensor *tensor_new(uint32_t rank, const int64_t *shape)
 {
@@ -53,19 +47,6 @@ static void tensor_free(kiln_tensor *t)
     if (!t) return;
     free(t->data);
     free(t);
-}
-
-/* ---- the pool and a parallel_for that counts tasks ---- */
-
-static kiln_threadpool *pool;
-static atomic_size_t most_tasks;
-
-static void counting_parallel_for(void *p, size_t n, void (*fn)(void *arg, size_t i), void *arg)
-{
-    size_t seen = atomic_load(&most_tasks);
-    while (n > seen && !atomic_compare_exchange_weak(&most_tasks, &seen, n)) {
-    }
-    kiln_threadpool_parallel_for(p, n, fn, arg);
 }
 
 /* ---- one node ---- */

@@ -24,21 +24,9 @@
 
 static uint64_t scratch_of(int64_t n) { return tb_align64((size_t)n * 4); }
 
-static kiln_method *load(kiln_module *mod, const char *name)
-{
-    kiln_method *m = NULL;
-    kiln_status st = kiln_method_load(mod, name, &m);
-    if (st != KILN_OK) fprintf(stderr, "load '%s': %s: %s\n", name, kiln_status_name(st), kiln_module_last_error(mod));
-    EXPECT_OK(st);
-    return m;
-}
-
 static kiln_module *module_with(kiln_program *p, const kiln_allocator *a, kiln_scratch_group *g)
 {
-    kiln_module_options o = {sizeof o, a, g, 1, NULL};
-    kiln_module *m = NULL;
-    EXPECT_OK(kiln_module_create(p, &o, &m));
-    return m;
+    return cpu_module_create(p, a, g, NULL);
 }
 
 /* ---- the metadata query ---------------------------------------------------------------------- */
@@ -179,7 +167,7 @@ static void test_program_group(void)
     kiln_program *p0 = tp_open(&sp.p[0]), *p1 = tp_open(&sp.p[1]);
     const kiln_allocator *a = kiln_allocator_default();
     kiln_module *m0 = module_with(p0, a, NULL), *m1 = module_with(p1, a, NULL);
-    kiln_method *f0 = load(m0, "forward"), *f1 = load(m1, "forward");
+    kiln_method *f0 = cpu_method_load(m0, "forward"), *f1 = cpu_method_load(m1, "forward");
     kiln_runtime_stats s1 = stats_now();
     EXPECT(s1.live_scratch_groups == s0.live_scratch_groups + 1);
     EXPECT(s1.scratch_bytes_reserved == s0.scratch_bytes_reserved + scratch_of(5000));
@@ -192,8 +180,8 @@ static void test_program_group(void)
     EXPECT_OK(kiln_scratch_group_create(&group));
     m0 = module_with(p0, NULL, group);
     m1 = module_with(p1, NULL, group);
-    f0 = load(m0, "forward");
-    f1 = load(m1, "forward");
+    f0 = cpu_method_load(m0, "forward");
+    f1 = cpu_method_load(m1, "forward");
     kiln_runtime_stats s2 = stats_now();
     EXPECT(s2.live_scratch_groups == s0.live_scratch_groups + 1);
     EXPECT(s2.scratch_bytes_reserved == s0.scratch_bytes_reserved + scratch_of(5000));
@@ -217,8 +205,8 @@ static void test_program_no_group(void)
     kiln_program *p0 = tp_open(&sp.p[0]), *p1 = tp_open(&sp.p[1]);
     const kiln_allocator *a = kiln_allocator_default();
     kiln_module *m0 = module_with(p0, a, NULL), *m1 = module_with(p1, a, NULL);
-    load(m0, "forward");
-    load(m1, "forward");
+    cpu_method_load(m0, "forward");
+    cpu_method_load(m1, "forward");
     kiln_runtime_stats s1 = stats_now();
     EXPECT(s1.live_scratch_groups == s0.live_scratch_groups + 2);
     EXPECT(s1.scratch_bytes_reserved == s0.scratch_bytes_reserved + scratch_of(2000) + scratch_of(5000));

@@ -36,6 +36,16 @@ static int64_t plan_nc(uint32_t nr, int64_t N)
     return min64(round_up(N < 1 ? 1 : N, nr), GEMM_NC_MAX / nr * nr > 0 ? GEMM_NC_MAX / nr * nr : nr);
 }
 
+/* Bytes of the one full-K MR panel that a short A (M <= MR: decode rows) is packed into when B
+   is packed ahead of time, so that B can be streamed panel after panel, each read once from
+   start to end (see run_short_a); 0 when the path does not apply or the panel would not stay
+   within half of L2. */
+static size_t short_a_panel_bytes(uint32_t mr, int64_t M, int64_t K, bool b_packed, size_t l2)
+{
+    if (!b_packed || M > (int64_t)mr || K > (int64_t)(l2 / 2 / (mr * sizeof(float)))) return 0;
+    return align_ws((size_t)K * mr * sizeof(float));
+}
+
 size_t kiln_cpu_gemm_workspace(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int64_t K, bool a_packed,
                                bool b_packed, size_t l2)
 {
@@ -46,7 +56,9 @@ size_t kiln_cpu_gemm_workspace(uint32_t mr, uint32_t nr, int64_t M, int64_t N, i
     /* The A block takes half of L2, at least one panel, at most all of M. */
     int64_t mc = (int64_t)(l2 / 2 / ((size_t)kc * sizeof(float))) / mr * mr;
     mc = mc < (int64_t)mr ? (int64_t)mr : min64(mc, round_up(M, mr));
-    return align_ws((size_t)(mc * kc) * sizeof(float)) + b_bytes;
+    size_t blocked = align_ws((size_t)(mc * kc) * sizeof(float)) + b_bytes;
+    size_t panel = short_a_panel_bytes(mr, M, K, b_packed, l2);
+    return panel > blocked ? panel : blocked;
 }
 
 bool kiln_cpu_gemm_plan_fit(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int64_t K, bool a_packed, bool b_packed,
@@ -189,6 +201,31 @@ static void run_block(const gemm_ctx *g, int64_t ic, int64_t mc, int64_t jc, int
     }
 }
 
+/* M <= MR with B packed ahead of time and room for A's whole row panel: the products of decode
+   shapes, bound by the stream of weights. A is packed once for all of K (its K blocks sit at
+   kc * MR steps, as run_block's would), then every NR panel of B is read front to back, one
+   contiguous stream, its K blocks in the blocked order; each element of Y meets the same tiles
+   with the same epilogues in the same order as in the blocked loops, so no result bit differs. */
+static void run_short_a(const gemm_ctx *g)
+{
+    const kiln_cpu_kit *kit = g->kit;
+    pack_panels(g->a.data, g->a.rs, g->a.cs, g->M, g->K, kit->mr, g->abuf);
+    for (int64_t jr = 0; jr < g->N; jr += kit->nr) {
+        const float *bpan = g->b.data + (jr / kit->nr) * g->K * kit->nr;
+        size_t n = (size_t)min64(kit->nr, g->N - jr);
+        for (int64_t pc = 0; pc < g->K; pc += g->plan.kc) {
+            int64_t kc = min64(g->plan.kc, g->K - pc);
+            kiln_cpu_gemm_tile t = tile_for(g, 0, jr, pc == 0, pc + kc == g->K);
+            kit->gemm((size_t)kc, g->abuf + pc * kit->mr, bpan + pc * kit->nr, g->y + jr, (size_t)g->ldy,
+                      (size_t)g->M, n, &t);
+        }
+        for (int64_t i = 0; i < g->M && !act_fuses(&g->e->act); i++) {
+            float *seg = g->y + i * g->ldy + jr;
+            kit->act(&g->e->act, seg, seg, n);
+        }
+    }
+}
+
 kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int64_t K, kiln_cpu_operand a,
                               kiln_cpu_operand b, float *y, int64_t ldy, const kiln_cpu_epilogue *e, void *workspace,
                               size_t workspace_size)
@@ -208,6 +245,12 @@ kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int
     if (e->bias_kind == KILN_CPU_BIAS_FULL) {
         fill_bias(M, N, y, ldy, e);
         g.prefilled = true;
+    }
+    size_t panel = short_a_panel_bytes(kit->mr, M, K, b.packed && !a.packed, SIZE_MAX);
+    if (panel && workspace && panel <= workspace_size) {
+        g.abuf = workspace;
+        run_short_a(&g);
+        return KILN_OK;
     }
     for (int64_t jc = 0; jc < N; jc += g.plan.nc) {
         int64_t nc = min64(g.plan.nc, N - jc);

@@ -13,6 +13,8 @@
 
 #define MR KILN_CPU_AVX512_MR
 #define NR KILN_CPU_AVX512_NR
+/* How far ahead of the k step a streamed B panel is prefetched (16 k steps = 2 KiB). */
+#define B_PREFETCH_FLOATS (16 * NR)
 
 static inline __mmask16 lanes_from(size_t n, size_t first)
 {
@@ -33,15 +35,36 @@ void kiln_cpu_f32_gemm_ukernel_12x32__avx512(size_t kc, const float *a, const fl
             _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
         }
     }
-    for (size_t k = 0; k < kc; k++, a += MR, b += NR) {
-        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), ai;
+    /* The K loop runs only the rows the tile has, rounded up to 1, 4, 8 or 12: a short tile
+       (M = 1 decode, the last panel of M = 64) would otherwise spend most FMAs on zero rows,
+       and at m = 1 those FMAs, not memory, bounded the weight stream. Each accumulator still
+       sums its k in order, so the bits do not depend on which loop ran. */
 #define ROW(i)                                                                                   \
     ai = _mm512_set1_ps(a[i]);                                                                   \
     l##i = _mm512_fmadd_ps(ai, b0, l##i);                                                        \
     h##i = _mm512_fmadd_ps(ai, b1, h##i);
-        ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11)
-#undef ROW
+#define K_LOOP(rows)                                                                             \
+    for (size_t k = 0; k < kc; k++, a += MR, b += NR) {                                          \
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), ai;                        \
+        rows                                                                                     \
     }
+    if (m == 1) {
+        /* B streams from memory here (read once per row of C): fetch it well ahead. */
+        for (size_t k = 0; k < kc; k++, a += MR, b += NR) {
+            _mm_prefetch((const char *)(b + B_PREFETCH_FLOATS), _MM_HINT_T0);
+            _mm_prefetch((const char *)(b + B_PREFETCH_FLOATS + 16), _MM_HINT_T0);
+            __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), ai;
+            ROW(0)
+        }
+    } else if (m <= 4) {
+        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3))
+    } else if (m <= 8) {
+        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7))
+    } else {
+        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11))
+    }
+#undef K_LOOP
+#undef ROW
     const __m512 lo[MR] = {l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11};
     const __m512 hi[MR] = {h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11};
 
