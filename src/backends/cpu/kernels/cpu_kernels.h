@@ -60,7 +60,10 @@ size_t kiln_cpu_workspace_size(const kiln_cpu_kernels *k, uint32_t op, const voi
 
 /* Check that params are self-consistent and that every tensor the step would touch is large
  * enough (sizes in bytes, shapes) — run at load for every step, so a corrupt binary is
- * rejected instead of read out of bounds. in/out hold shapes and sizes only (data NULL is fine);
+ * rejected instead of read out of bounds. The step has exactly one output, and its params
+ * describe exactly the elements of that output's shape (GEMM batch*M*N, CONV2D N*M*OH*OW ...;
+ * its buffer may be larger, e.g. for padded GEMM rows), so a zero dimension means an empty
+ * output, a step the executor skips. in/out hold shapes and sizes only (data NULL is fine);
  * in_sizes/out_sizes are the buffers' bytes (NULL: each tensor's own shape), and each tensor's
  * shape must fit its buffer; packed weights are checked with kiln_cpu_pack_*_size at mr/nr,
  * which must be the gemm_mr/gemm_nr of the table that will run the step. Packed CONV2D filters

@@ -5,6 +5,9 @@
  *
  *   workspace: [ B block: kc x nc, NR panels (b_bytes, 64-aligned) | A block: mc x kc, MR panels ]
  *
+ * or, for a short A (M <= MR) against a B packed ahead of time (decode shapes), one full-K MR
+ * panel of A, so that the weights stream panel after panel, each read once front to back.
+ *
  * Panels past M (or N) are zero-filled, so microkernels always run whole tiles and only their
  * stores are clipped. The summation order depends on kc alone (see kernel_kit.h).
  */
@@ -14,6 +17,10 @@
 
 #define WS_ALIGN 64
 #define GEMM_NC_MAX 1024
+/* Columns of B a strip of the A block meets while its MR panel stays in L1: kc x 256 floats of B
+   (256 KiB at kc = 256) stay in L2 beside the A block (at most half of L2) for all its panels,
+   and the C tiles of one strip share a handful of pages, so they stay in the TLB. */
+#define JSUB_COLS 256
 #define PACKED_A_BLOCK_BYTES ((size_t)128 << 10)
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -31,9 +38,15 @@ int64_t kiln_cpu_gemm_kc(uint32_t nr)
 
 static int64_t plan_kc(uint32_t nr, int64_t K) { return K < 1 ? 1 : min64(K, kiln_cpu_gemm_kc(nr)); }
 
-static int64_t plan_nc(uint32_t nr, int64_t N)
+/* nc only bounds the buffer B is packed into. A B packed ahead of time needs none, and then one
+   block spans all of N: the A block is packed once per K block instead of once per N block,
+   and the B micro-panels it meets (kc x NR each, used by every MR panel of the A block while in
+   L1/L2) are read from L3 or memory just once per A block — a trickle beside the FMAs. */
+static int64_t plan_nc(uint32_t nr, int64_t N, bool b_packed)
 {
-    return min64(round_up(N < 1 ? 1 : N, nr), GEMM_NC_MAX / nr * nr > 0 ? GEMM_NC_MAX / nr * nr : nr);
+    int64_t all = round_up(N < 1 ? 1 : N, nr);
+    if (b_packed) return all;
+    return min64(all, GEMM_NC_MAX / nr * nr > 0 ? GEMM_NC_MAX / nr * nr : nr);
 }
 
 /* Bytes of the one full-K MR panel that a short A (M <= MR: decode rows) is packed into when B
@@ -50,7 +63,7 @@ size_t kiln_cpu_gemm_workspace(uint32_t mr, uint32_t nr, int64_t M, int64_t N, i
                                bool b_packed, size_t l2)
 {
     if (M <= 0 || N <= 0 || K <= 0 || mr == 0 || nr == 0) return 0;
-    int64_t kc = plan_kc(nr, K), nc = plan_nc(nr, N);
+    int64_t kc = plan_kc(nr, K), nc = plan_nc(nr, N, b_packed);
     size_t b_bytes = b_packed ? 0 : align_ws((size_t)(kc * nc) * sizeof(float));
     if (a_packed) return b_bytes;
     /* The A block takes half of L2, at least one panel, at most all of M. */
@@ -65,7 +78,7 @@ bool kiln_cpu_gemm_plan_fit(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int6
                             size_t budget, kiln_cpu_gemm_plan *plan)
 {
     plan->kc = plan_kc(nr, K);
-    plan->nc = plan_nc(nr, N);
+    plan->nc = plan_nc(nr, N, b_packed);
     plan->b_bytes = b_packed ? 0 : align_ws((size_t)(plan->kc * plan->nc) * sizeof(float));
     plan->mc = round_up(M < 1 ? 1 : M, mr);
     plan->a_bytes = 0;
@@ -183,14 +196,20 @@ static void run_block(const gemm_ctx *g, int64_t ic, int64_t mc, int64_t jc, int
         bpan = g->bbuf;
         b_step = kc * kit->nr;
     }
-    for (int64_t jr = 0; jr < nc; jr += kit->nr) {
-        const float *b = bpan + (jr / kit->nr) * b_step;
-        size_t n = (size_t)min64(kit->nr, nc - jr);
+    /* Column strips of JSUB_COLS; in each, every MR panel of A (in L1) meets the strip's B
+       micro-panels (from L2) in turn. */
+    int64_t js_cols = JSUB_COLS / kit->nr * kit->nr > 0 ? JSUB_COLS / kit->nr * kit->nr : kit->nr;
+    for (int64_t js = 0; js < nc; js += js_cols) {
+        int64_t js_end = min64(nc, js + js_cols);
         for (int64_t ir = 0; ir < mc; ir += kit->mr) {
-            kiln_cpu_gemm_tile t = tile_for(g, ic + ir, jc + jr, first, last);
-            float *c = g->y + (ic + ir) * g->ldy + jc + jr;
-            kit->gemm((size_t)kc, apan + (ir / kit->mr) * a_step, b, c, (size_t)g->ldy, (size_t)min64(kit->mr, mc - ir),
-                      n, &t);
+            const float *a = apan + (ir / kit->mr) * a_step;
+            size_t m = (size_t)min64(kit->mr, mc - ir);
+            for (int64_t jr = js; jr < js_end; jr += kit->nr) {
+                kiln_cpu_gemm_tile t = tile_for(g, ic + ir, jc + jr, first, last);
+                float *c = g->y + (ic + ir) * g->ldy + jc + jr;
+                kit->gemm((size_t)kc, a, bpan + (jr / kit->nr) * b_step, c, (size_t)g->ldy, m,
+                          (size_t)min64(kit->nr, nc - jr), &t);
+            }
         }
     }
     if (last && !act_fuses(&g->e->act)) {

@@ -8,7 +8,7 @@
  * along N when A is small (M = 1 decode shapes: each thread streams its half of the weights),
  * along M when that repeats less packing. The choice minimises a cost model: the largest
  * task's padded multiply-adds plus PACK_COST per element it packs (A once per NC block of its
- * columns, B once per K block when not packed ahead of time).
+ * columns — once in all when B is packed ahead of time — and B once per K block when it is not).
  */
 #include <stdatomic.h>
 
@@ -19,7 +19,8 @@
 /* One packed element costs about as much as this many multiply-adds (a strided load and a store
    against a fraction of a cycle per FMA in the microkernel). */
 #define PACK_COST 16.0
-/* Columns of one B block in the driver (f32-gemm-driver.c): A is packed again for each. */
+/* Columns of one B block in the driver (f32-gemm-driver.c) when B is packed at run time: A is
+   packed again for each. */
 #define GEMM_NC_COLUMNS 1024
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -35,7 +36,10 @@ static double tile_cost(const kiln_cpu_kit *kit, const kiln_cpu_gemm_problem *p,
     int64_t rows = ceil_div(ceil_div(p->M, kit->mr), tm) * kit->mr;
     int64_t cols = ceil_div(ceil_div(p->N, kit->nr), tn) * kit->nr;
     double cost = (double)rows * (double)cols * (double)p->K;
-    if (!p->a.packed) cost += PACK_COST * (double)(rows < p->M ? rows : p->M) * (double)p->K * (double)ceil_div(cols, GEMM_NC_COLUMNS);
+    /* A is packed again for each NC block of columns, unless B is packed ahead of time: then
+       the driver's one block spans all columns. */
+    int64_t a_passes = p->b.packed ? 1 : ceil_div(cols, GEMM_NC_COLUMNS);
+    if (!p->a.packed) cost += PACK_COST * (double)(rows < p->M ? rows : p->M) * (double)p->K * (double)a_passes;
     if (!p->b.packed) cost += PACK_COST * (double)p->K * (double)(cols < p->N ? cols : p->N);
     return cost;
 }

@@ -149,13 +149,13 @@ static kiln_status check_act(const kiln_cpu_act *act)
    the furthest element touched plus one (0 when any count is 0). */
 static kiln_status matrix_extent(int64_t batch, int64_t bs, int64_t rows, int64_t ld, int64_t cols, int64_t *extent)
 {
-    int64_t a, b;
+    int64_t a = 0, b = 0;
     *extent = 0;
     /* The last batch offset must be representable even when the matrices are empty: a driver
        may form it for an operand it then does not read. */
     KILN_CHECK(batch == 0 || !__builtin_mul_overflow(batch - 1, bs, &a), BAD);
     if (batch == 0 || rows == 0 || cols == 0) return KILN_OK;
-    KILN_CHECK(!__builtin_mul_overflow(batch - 1, bs, &a) && !__builtin_mul_overflow(rows - 1, ld, &b), BAD);
+    KILN_CHECK(!__builtin_mul_overflow(rows - 1, ld, &b), BAD);
     KILN_CHECK(!__builtin_add_overflow(a, b, extent) && !__builtin_add_overflow(*extent, cols, extent), BAD);
     return KILN_OK;
 }

@@ -15,6 +15,8 @@
 
 #define MR KILN_CPU_AVX2_MR
 #define NR KILN_CPU_AVX2_NR
+/* How far ahead of the k step a streamed B panel is prefetched (32 k steps = 2 KiB). */
+#define B_PREFETCH_FLOATS (32 * NR)
 
 /* The epilogue of kernel_kit.h on a full MR x NR tile at c (row stride ldc); col_bias has NR
    readable floats when set. */
@@ -60,15 +62,32 @@ void kiln_cpu_f32_gemm_ukernel_6x16__avx2(size_t kc, const float *a, const float
            l5 = l0, h5 = l0;
     if (tile->accumulate)
         for (size_t i = 0; i < m; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-    for (size_t k = 0; k < kc; k++, a += MR, b += NR) {
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), ai;
+    /* The K loop runs only the rows the tile has, rounded up to 1, 3 or 6: at m = 1 (decode
+       rows) the FMAs on zero rows, not memory, bounded the weight stream. Each accumulator
+       still sums its k in order, so the bits do not depend on which loop ran. */
 #define ROW(i)                                                                                   \
     ai = _mm256_broadcast_ss(a + i);                                                             \
     l##i = _mm256_fmadd_ps(ai, b0, l##i);                                                        \
     h##i = _mm256_fmadd_ps(ai, b1, h##i);
-        ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5)
-#undef ROW
+#define K_LOOP(rows)                                                                             \
+    for (size_t k = 0; k < kc; k++, a += MR, b += NR) {                                          \
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), ai;                         \
+        rows                                                                                     \
     }
+    if (m == 1) {
+        /* B streams from memory here (read once per row of C): fetch it well ahead. */
+        for (size_t k = 0; k < kc; k++, a += MR, b += NR) {
+            _mm_prefetch((const char *)(b + B_PREFETCH_FLOATS), _MM_HINT_T0);
+            __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), ai;
+            ROW(0)
+        }
+    } else if (m <= 3) {
+        K_LOOP(ROW(0) ROW(1) ROW(2))
+    } else {
+        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5))
+    }
+#undef K_LOOP
+#undef ROW
     const __m256 out_lo[MR] = {l0, l1, l2, l3, l4, l5}, out_hi[MR] = {h0, h1, h2, h3, h4, h5};
     if (m == MR && n == NR) {
         tile_epilogue(out_lo, out_hi, c, ldc, tile, tile->col_bias);

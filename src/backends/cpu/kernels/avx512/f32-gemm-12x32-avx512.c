@@ -13,8 +13,9 @@
 
 #define MR KILN_CPU_AVX512_MR
 #define NR KILN_CPU_AVX512_NR
-/* How far ahead of the k step a streamed B panel is prefetched (16 k steps = 2 KiB). */
-#define B_PREFETCH_FLOATS (16 * NR)
+/* How far ahead of the k step a streamed B panel is prefetched into L2 (64 k steps = 8 KiB):
+   far enough to cover DRAM latency at the stream's rate; L2, not L1, so it does not evict A. */
+#define B_PREFETCH_FLOATS (64 * NR)
 
 static inline __mmask16 lanes_from(size_t n, size_t first)
 {
@@ -51,8 +52,8 @@ void kiln_cpu_f32_gemm_ukernel_12x32__avx512(size_t kc, const float *a, const fl
     if (m == 1) {
         /* B streams from memory here (read once per row of C): fetch it well ahead. */
         for (size_t k = 0; k < kc; k++, a += MR, b += NR) {
-            _mm_prefetch((const char *)(b + B_PREFETCH_FLOATS), _MM_HINT_T0);
-            _mm_prefetch((const char *)(b + B_PREFETCH_FLOATS + 16), _MM_HINT_T0);
+            _mm_prefetch((const char *)(b + B_PREFETCH_FLOATS), _MM_HINT_T1);
+            _mm_prefetch((const char *)(b + B_PREFETCH_FLOATS + 16), _MM_HINT_T1);
             __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), ai;
             ROW(0)
         }
