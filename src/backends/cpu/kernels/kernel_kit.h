@@ -85,11 +85,13 @@ void kiln_cpu_parallel_rows(const kiln_cpu_exec *exec, int64_t rows, int64_t row
 #define KILN_CPU_ROWS_GRAIN ((int64_t)1 << 15)
 
 /* ---- GEMM driver (f32-gemm-driver.c) ------------------------------------------------------
- * Blocking (BLIS order): N in blocks of nc, K in blocks of kc, M in blocks of mc; the kc x nr
- * micro-panel of B stays in L1 while the MR panels of an mc x kc block of A stream from L2.
- * kc depends on NR only (kc = 8192 / NR, at most 512), so the summation order — hence every result
- * bit — is fixed by the kernel table alone; mc comes from the workspace the caller was given
- * (sized from L2), and changes no result bit. */
+ * Blocking: N in blocks of nc (all of N when B is pre-packed, so A is packed once per K block),
+ * K in blocks of kc, M in blocks of mc; inside a block each MR-row slice of A stays in L1 while
+ * 256 KiB strips of B stream from L2. kc depends on NR only (kc = 16384 / NR, at most 512), so
+ * the summation order — hence every result bit — is fixed by the kernel table alone; mc comes
+ * from the workspace the caller was given (sized from L2), and changes no result bit. Short A
+ * (M <= MR with pre-packed B: decode shapes) takes a path that packs A once and streams every
+ * weight panel exactly once. */
 
 /* An operand: a strided view (element (r, c) at data[r * rs + c * cs]) or, when packed, panels
  * of the full K as kiln_cpu_pack_a / kiln_cpu_pack_b lay them out. */
