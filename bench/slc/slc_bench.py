@@ -242,7 +242,7 @@ def mib(x):
 
 
 def millions(x):
-    return f"{x / 1e6:.3f}"
+    return f"{round(x / 1e6, 3) + 0.0:.3f}"  # + 0.0: no "-0.000" for a count of -1
 
 
 def pair(plain, slc, fmt):
