@@ -474,6 +474,9 @@ static void test_conv(void)
         {1, 17, 5, 40, 17, 3, 3, 1, 3, 2, 0, 1, 2, 1, 1, 17, 1, 0}, /* depthwise stride 3 */
         {1, 3, 9, 45, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3, 1, 0},    /* depthwise stride 2, wide rows */
         {1, 2, 5, 100, 2, 3, 3, 1, 3, 1, 1, 1, 1, 1, 1, 2, 0, 1},   /* depthwise stride 3, wide rows */
+        {1, 2, 4, 40, 2, 1, 19, 1, 1, 0, 20, 0, 18, 1, 1, 2, 1, 0}, /* depthwise 1x19: pads past a vector */
+        {1, 3, 6, 37, 3, 3, 3, 1, 2, 1, 17, 1, 17, 1, 1, 3, 1, 2},  /* depthwise stride 2, pads past a vector */
+        {1, 2, 9, 112, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1},   /* depthwise 3x3, 112-wide rows */
         {1, 2, 3, 3, 4, 2, 2, 1, 1, 3, 3, 3, 3, 1, 1, 1, 1, 1},    /* pads past the kernel */
         {1, 32, 20, 20, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* K = 288: two K blocks on avx512 */
         {1, 64, 7, 6, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5},   /* K = 576: several on every table */

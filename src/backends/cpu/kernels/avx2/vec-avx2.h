@@ -79,6 +79,29 @@ static inline vm vm_isnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
 static inline vm vm_or(vm a, vm b) { return _mm256_or_ps(a, b); }
 static inline vm vm_first_mask(size_t n) { return _mm256_castsi256_ps(vm_first_i(n)); }
 static inline vf vf_select(vm m, vf f, vf t) { return _mm256_blendv_ps(f, t, m); }
+/* Lanes [a, b) (a < b <= 8). */
+static inline vm vm_lanes(size_t a, size_t b)
+{
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i in = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)a), lane),
+                                     _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)b), lane));
+    return _mm256_castsi256_ps(in);
+}
+/* Lanes in m of a * b + c; the other lanes are c unchanged (not c + a * 0). */
+static inline vf vf_fmadd_lanes(vm m, vf a, vf b, vf c) { return _mm256_blendv_ps(c, _mm256_fmadd_ps(a, b, c), m); }
+/* Lanes [a, b) (mask m = vm_lanes(a, b)) from first[0], first[s], ...: lane i reads
+   first[(i - a) * s]; the gather reads no element outside those. */
+static inline vf vf_load_lanes(const float *first, int64_t s, vm m, size_t a)
+{
+    /* Unit stride: a masked load from where lane 0 would read (an address formed outside C's
+       pointer arithmetic, as it may precede the array); masked lanes are not accessed. */
+    if (s == 1)
+        return _mm256_maskload_ps((const float *)((uintptr_t)first - a * sizeof(float)), _mm256_castps_si256(m));
+    __m256i idx = _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                                      _mm256_set1_epi32((int32_t)a)),
+                                     _mm256_set1_epi32((int32_t)s));
+    return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), first, idx, m, 4);
+}
 
 /* 2^n for integral n in [-126, 127], built in the exponent field. */
 static inline vf vf_exp2i(vf n)

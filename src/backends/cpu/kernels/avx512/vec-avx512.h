@@ -78,6 +78,24 @@ static inline vm vm_or(vm a, vm b) { return (vm)(a | b); }
 static inline vm vm_first_mask(size_t n) { return vm_first(n); }
 /* t where m is set, else f. */
 static inline vf vf_select(vm m, vf f, vf t) { return _mm512_mask_blend_ps(m, f, t); }
+/* Lanes [a, b) (a < b <= 16). */
+static inline vm vm_lanes(size_t a, size_t b) { return (vm)(vm_first(b) & ~vm_first(a)); }
+/* Lanes in m of a * b + c; the other lanes are c unchanged (not c + a * 0). */
+static inline vf vf_fmadd_lanes(vm m, vf a, vf b, vf c) { return _mm512_mask3_fmadd_ps(a, b, c, m); }
+/* Lanes [a, b) (mask m = vm_lanes(a, b)) from first[0], first[s], ...: lane i reads
+   first[(i - a) * s]; nothing outside those elements is read. */
+static inline vf vf_load_lanes(const float *first, int64_t s, vm m, size_t a)
+{
+    /* Unit stride: a masked load from where lane 0 would read (an address formed outside C's
+       pointer arithmetic, as it may precede the array); masked lanes are not accessed.
+       vexpandps would avoid the shift but is microcoded on Zen 4. */
+    if (s == 1) return _mm512_maskz_loadu_ps(m, (const void *)((uintptr_t)first - a * sizeof(float)));
+    __m512i idx = _mm512_mullo_epi32(_mm512_sub_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                                                         14, 15),
+                                                      _mm512_set1_epi32((int32_t)a)),
+                                     _mm512_set1_epi32((int32_t)s));
+    return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, first, 4);
+}
 
 /* p * 2^n for integral n of any size (scalef saturates to 0 / inf as exp needs). */
 static inline vf vf_ldexp(vf p, vf n) { return _mm512_scalef_ps(p, n); }
