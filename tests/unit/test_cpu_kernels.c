@@ -587,8 +587,45 @@ static void test_pool(void)
         {1, 1, 2, 2, 2, 2, 1, 1, 3, 3, 3, 3, 1, 1, 0, 0, false, false}, /* empty windows */
         {1, 1, 2, 2, 2, 2, 1, 1, 3, 3, 3, 3, 1, 1, 1, 0, false, false},
         {0, 3, 5, 5, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, false, false},
+        {1, 2, 23, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, false, false}, /* ResNet stem pool, wide rows */
+        {1, 2, 9, 45, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, false, false},   /* unit stride: whole vectors */
+        {1, 2, 7, 50, 2, 3, 1, 3, 0, 2, 0, 2, 1, 1, 0, 0, false, false},   /* stride 3: gathers */
+        {1, 2, 4, 40, 1, 19, 1, 1, 0, 20, 0, 18, 1, 1, 0, 0, false, false}, /* 1x19: past the cached widths */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_pool_case(&cases[i]);
+}
+
+/* Max pools with NaN and infinities: every table must give the generic table's result bit for
+   bit (a NaN first tap stays, a later NaN never wins, -inf is a value like any other). */
+static void test_pool_nan(void)
+{
+    enum { H = 6, W = 37 };
+    int64_t x_shape[4] = {1, 1, H, W}, y_shape[4] = {1, 1, H, W};
+    tbuf *X = tb_new(KILN_DTYPE_F32, 4, x_shape), *Y = tb_new(KILN_DTYPE_F32, 4, y_shape),
+         *R = tb_new(KILN_DTYPE_F32, 4, y_shape);
+    float *x = tb_data(X);
+    fill(x, H * W, 3.0f);
+    for (int i = 0; i < H * W; i += 7) x[i] = NAN;
+    for (int i = 3; i < H * W; i += 11) x[i] = -INFINITY;
+    for (int i = 0; i < W; i++) x[2 * W + i] = -INFINITY; /* a whole row of -inf */
+    kiln_cpu_pool_params p = {.N = 1, .C = 1, .H = H, .W = W, .OH = H, .OW = W, .KH = 3, .KW = 3, .stride_h = 1,
+                              .stride_w = 1, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
+                              .dil_h = 1, .dil_w = 1, .kind = KILN_CPU_POOL_MAX};
+    tbuf *in[1] = {X}, *ref_out[1] = {R}, *out[1] = {Y};
+    checks++;
+    if (strcmp(tables[0].k->isa, "generic") != 0) fail("pool NaN: table 0 is %s, not generic", tables[0].k->isa);
+    if (run_step(&tables[0], KILN_CPU_OP_POOL2D, &p, in, 1, ref_out, 1, "pool NaN (generic)")) {
+        for (size_t t = 1; t < n_tables; t++) {
+            if (!tables[t].runnable || !run_step(&tables[t], KILN_CPU_OP_POOL2D, &p, in, 1, out, 1, "pool NaN"))
+                continue;
+            checks++;
+            if (memcmp(tb_data(Y), tb_data(R), sizeof(float) * H * W) != 0)
+                fail("pool NaN [%s]: differs from the generic table's bits", tables[t].k->isa);
+        }
+    }
+    tb_free(X);
+    tb_free(Y);
+    tb_free(R);
 }
 
 /* ---- UNARY ---- */
@@ -1276,6 +1313,7 @@ int main(void)
     test_conv();
     test_pool();
     test_pool_huge_window();
+    test_pool_nan();
     test_unary();
     test_binary();
     test_softmax();

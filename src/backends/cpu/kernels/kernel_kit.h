@@ -49,6 +49,12 @@ typedef void (*kiln_cpu_scale_shift_fn)(const float *x, float scale, float shift
 typedef void (*kiln_cpu_dwconv_fn)(const kiln_cpu_conv_params *p, const float *x, const float *w, float bias,
                                    float *y);
 
+/* Output rows [oh_lo, oh_hi) of one (image, channel) plane of a max pool: y (OH x OW) from x
+ * (H x W); each window's first maximum (NaN never wins after the first tap), -FLT_MAX for an
+ * empty window. */
+typedef void (*kiln_cpu_maxpool_fn)(const kiln_cpu_pool_params *p, const float *x, float *y, int64_t oh_lo,
+                                    int64_t oh_hi);
+
 typedef struct kiln_cpu_kit {
     uint32_t mr, nr;                /* GEMM register tile = packing layout of weights */
     kiln_cpu_gemm_ukernel gemm;
@@ -56,6 +62,7 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_binary_fn binary;
     kiln_cpu_scale_shift_fn scale_shift;
     kiln_cpu_dwconv_fn dwconv;
+    kiln_cpu_maxpool_fn maxpool;
 } kiln_cpu_kit;
 
 /* ---- threads (parallel.c) -----------------------------------------------------------------
@@ -169,10 +176,11 @@ kiln_status kiln_cpu_binary_step(const kiln_cpu_kit *kit, const void *params, co
                                  kiln_tensor *const *out, kiln_cpu_exec *exec);
 kiln_status kiln_cpu_affine_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
                                  kiln_tensor *const *out, kiln_cpu_exec *exec);
+/* In generic/f32-pool2d-generic.c: max pools run the kit's rows, average pools plain C. */
+kiln_status kiln_cpu_pool2d_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
+                                 kiln_tensor *const *out, kiln_cpu_exec *exec);
 
 /* ISA-independent steps (generic/), shared by every table. */
-kiln_status kiln_cpu_f32_pool2d__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
-                                         kiln_cpu_exec *exec);
 kiln_status kiln_cpu_x_copy__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                      kiln_cpu_exec *exec);
 kiln_status kiln_cpu_x_transpose__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,

@@ -4,4 +4,5 @@
 
 #include "backends/cpu/kernels/avx2/kernels-avx2.h"
 #include "backends/cpu/kernels/avx2/vec-avx2.h"
+#include "backends/cpu/kernels/template/window-lanes.h"
 #include "backends/cpu/kernels/template/f32-dwconv2d.h"

@@ -15,6 +15,7 @@ static const kiln_cpu_kit kit = {
     .binary = kiln_cpu_f32_vbinary__avx2,
     .scale_shift = kiln_cpu_f32_vscaleshift__avx2,
     .dwconv = kiln_cpu_f32_dwconv2d__avx2,
+    .maxpool = kiln_cpu_f32_maxpool2d__avx2,
 };
 
 #define KIT_STEP(name, driver)                                                                   \
@@ -28,6 +29,7 @@ KIT_STEP(conv2d_step, kiln_cpu_conv2d_step)
 KIT_STEP(unary_step, kiln_cpu_unary_step)
 KIT_STEP(binary_step, kiln_cpu_binary_step)
 KIT_STEP(affine_step, kiln_cpu_affine_step)
+KIT_STEP(pool2d_step, kiln_cpu_pool2d_step)
 #undef KIT_STEP
 
 const kiln_cpu_kernels kiln_cpu_kernels_avx2 = {
@@ -37,7 +39,7 @@ const kiln_cpu_kernels kiln_cpu_kernels_avx2 = {
     .ops = {
         [KILN_CPU_OP_GEMM] = gemm_step,
         [KILN_CPU_OP_CONV2D] = conv2d_step,
-        [KILN_CPU_OP_POOL2D] = kiln_cpu_f32_pool2d__generic,
+        [KILN_CPU_OP_POOL2D] = pool2d_step,
         [KILN_CPU_OP_UNARY] = unary_step,
         [KILN_CPU_OP_BINARY] = binary_step,
         [KILN_CPU_OP_SOFTMAX] = kiln_cpu_f32_softmax__avx2,

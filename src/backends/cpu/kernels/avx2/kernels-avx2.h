@@ -20,6 +20,8 @@ void kiln_cpu_f32_vbinary__avx2(uint32_t kind, const float *a, int64_t sa, const
 void kiln_cpu_f32_vscaleshift__avx2(const float *x, float scale, float shift, float *y, size_t n);
 void kiln_cpu_f32_dwconv2d__avx2(const kiln_cpu_conv_params *p, const float *x, const float *w, float bias,
                                    float *y);
+void kiln_cpu_f32_maxpool2d__avx2(const kiln_cpu_pool_params *p, const float *x, float *y, int64_t oh_lo,
+                                  int64_t oh_hi);
 kiln_status kiln_cpu_f32_softmax__avx2(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                          kiln_cpu_exec *exec);
 kiln_status kiln_cpu_f32_layernorm__avx2(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,

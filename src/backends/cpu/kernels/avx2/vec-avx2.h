@@ -78,6 +78,8 @@ static inline vm vm_eq(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
 static inline vm vm_isnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
 static inline vm vm_or(vm a, vm b) { return _mm256_or_ps(a, b); }
 static inline vm vm_first_mask(size_t n) { return _mm256_castsi256_ps(vm_first_i(n)); }
+/* Lane i of m as bit i. */
+static inline unsigned vm_bits(vm m) { return (unsigned)_mm256_movemask_ps(m); }
 static inline vf vf_select(vm m, vf f, vf t) { return _mm256_blendv_ps(f, t, m); }
 /* Lanes [a, b) (a < b <= 8). */
 static inline vm vm_lanes(size_t a, size_t b)

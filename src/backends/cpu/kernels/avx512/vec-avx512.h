@@ -76,6 +76,8 @@ static inline vm vm_eq(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
 static inline vm vm_isnan(vf a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
 static inline vm vm_or(vm a, vm b) { return (vm)(a | b); }
 static inline vm vm_first_mask(size_t n) { return vm_first(n); }
+/* Lane i of m as bit i. */
+static inline unsigned vm_bits(vm m) { return (unsigned)m; }
 /* t where m is set, else f. */
 static inline vf vf_select(vm m, vf f, vf t) { return _mm512_mask_blend_ps(m, f, t); }
 /* Lanes [a, b) (a < b <= 16). */

@@ -1,6 +1,9 @@
-/* f32-pool2d-generic.c — POOL2D (max, average, global) in plain C; every table uses it.
+/* f32-pool2d-generic.c — the POOL2D step (max, average, global) of every table, and the
+ * generic table's max-pool rows.
  *
- * Layer: backends/cpu/kernels/generic. As the portable pools (pool.c, pool_global.c): each
+ * Layer: backends/cpu/kernels/generic. Max pools run the kit's rows (kiln_cpu_maxpool_fn: the
+ * vector tables have their own, template/f32-maxpool2d.h), average pools the plain C here,
+ * which only they reach. As the portable pools (pool.c, pool_global.c): each
  * window keeps only its taps inside the input; max takes the first maximum (NaN never wins
  * after the first tap) and gives -FLT_MAX for an empty window; average sums in double and
  * divides by the taps present, or with count_include_pad by the taps inside the padded input
@@ -27,21 +30,23 @@ static axis_taps axis_window(int64_t o, int64_t stride, int64_t pad_begin, int64
     return t;
 }
 
-static float pool_window(const kiln_cpu_pool_params *p, const float *x, const axis_taps *h, const axis_taps *w)
+static float max_window(const kiln_cpu_pool_params *p, const float *x, const axis_taps *h, const axis_taps *w)
 {
-    if (p->kind == KILN_CPU_POOL_MAX) {
-        float best = -FLT_MAX;
-        bool any = false;
-        for (int64_t kh = h->lo; kh < h->hi; kh++) {
-            const float *row = x + (h->start + kh * p->dil_h) * p->W;
-            for (int64_t kw = w->lo; kw < w->hi; kw++) {
-                float v = row[w->start + kw * p->dil_w];
-                if (!any || v > best) best = v;
-                any = true;
-            }
+    float best = -FLT_MAX;
+    bool any = false;
+    for (int64_t kh = h->lo; kh < h->hi; kh++) {
+        const float *row = x + (h->start + kh * p->dil_h) * p->W;
+        for (int64_t kw = w->lo; kw < w->hi; kw++) {
+            float v = row[w->start + kw * p->dil_w];
+            if (!any || v > best) best = v;
+            any = true;
         }
-        return best;
     }
+    return best;
+}
+
+static float average_window(const kiln_cpu_pool_params *p, const float *x, const axis_taps *h, const axis_taps *w)
+{
     double sum = 0.0;
     for (int64_t kh = h->lo; kh < h->hi; kh++) {
         const float *row = x + (h->start + kh * p->dil_h) * p->W;
@@ -51,42 +56,64 @@ static float pool_window(const kiln_cpu_pool_params *p, const float *x, const ax
     return count > 0 ? (float)(sum / (double)count) : 0.0f;
 }
 
+/* Rows [oh_lo, oh_hi) of one plane through window (max or average). */
+static void pool_rows(const kiln_cpu_pool_params *p, const float *x, float *y, int64_t oh_lo, int64_t oh_hi,
+                      float (*window)(const kiln_cpu_pool_params *, const float *, const axis_taps *,
+                                      const axis_taps *))
+{
+    for (int64_t oh = oh_lo; oh < oh_hi; oh++) {
+        float *yr = y + oh * p->OW;
+        axis_taps h = axis_window(oh, p->stride_h, p->pad_top, p->pad_bottom, p->dil_h, p->KH, p->H);
+        for (int64_t ow = 0; ow < p->OW; ow++) {
+            axis_taps w = axis_window(ow, p->stride_w, p->pad_left, p->pad_right, p->dil_w, p->KW, p->W);
+            yr[ow] = window(p, x, &h, &w);
+        }
+    }
+}
+
+void kiln_cpu_f32_maxpool2d__generic(const kiln_cpu_pool_params *p, const float *x, float *y, int64_t oh_lo,
+                                     int64_t oh_hi)
+{
+    pool_rows(p, x, y, oh_lo, oh_hi, max_window);
+}
+
 /* Window taps a task must have before waking a worker pays (a tap costs about a nanosecond). */
 #define POOL_GRAIN ((int64_t)1 << 15)
 
 typedef struct pool_job {
+    const kiln_cpu_kit *kit;
     const kiln_cpu_pool_params *p;
     const float *x;
     float *y;
     size_t tasks;
 } pool_job;
 
-/* Output rows [lo, hi) of all N x C x OH rows. */
+/* Output rows [lo, hi) of all N x C x OH rows, plane by plane. */
 static void pool_task(void *arg, size_t task)
 {
     const pool_job *j = arg;
     const kiln_cpu_pool_params *p = j->p;
-    int64_t in_plane = p->H * p->W, lo, hi;
+    int64_t in_plane = p->H * p->W, out_plane = p->OH * p->OW, lo, hi;
     kiln_cpu_split(p->N * p->C * p->OH, j->tasks, task, &lo, &hi);
-    for (int64_t row = lo; row < hi; row++) {
-        int64_t plane = row / p->OH, oh = row % p->OH;
-        const float *xc = j->x + plane * in_plane;
-        float *yr = j->y + row * p->OW;
-        axis_taps h = axis_window(oh, p->stride_h, p->pad_top, p->pad_bottom, p->dil_h, p->KH, p->H);
-        for (int64_t ow = 0; ow < p->OW; ow++) {
-            axis_taps w = axis_window(ow, p->stride_w, p->pad_left, p->pad_right, p->dil_w, p->KW, p->W);
-            yr[ow] = pool_window(p, xc, &h, &w);
-        }
+    while (lo < hi) {
+        int64_t plane = lo / p->OH, oh_lo = lo % p->OH, oh_hi = hi - plane * p->OH < p->OH ? hi - plane * p->OH : p->OH;
+        const float *x = j->x + plane * in_plane;
+        float *y = j->y + plane * out_plane;
+        if (p->kind == KILN_CPU_POOL_MAX)
+            j->kit->maxpool(p, x, y, oh_lo, oh_hi);
+        else
+            pool_rows(p, x, y, oh_lo, oh_hi, average_window);
+        lo += oh_hi - oh_lo;
     }
 }
 
-kiln_status kiln_cpu_f32_pool2d__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
-                                         kiln_cpu_exec *exec)
+kiln_status kiln_cpu_pool2d_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
+                                 kiln_tensor *const *out, kiln_cpu_exec *exec)
 {
     const kiln_cpu_pool_params *p = params;
     /* Y is empty: return before multiplying counts that validation bounds only as a product. */
     if (p->N == 0 || p->C == 0 || p->OH == 0 || p->OW == 0) return KILN_OK;
-    pool_job j = {p, in[0]->data, out[0]->data, 1};
+    pool_job j = {kit, p, in[0]->data, out[0]->data, 1};
     /* A window has at most min(K, in) taps inside the input per axis, however large the kernel
        (validation bounds it only by the padded input); the estimate is formed in double, as
        outputs times taps need not fit int64. */

@@ -1,81 +1,31 @@
 /* f32-dwconv2d.h — TEMPLATE: one plane of a depthwise convolution (kiln_cpu_dwconv_fn),
  * vectorised along the output width; defines KILN_CPU_ISA(f32_dwconv2d). Include after the
- * ISA's vector layer.
+ * ISA's vector layer and template/window-lanes.h.
  *
  * Layer: backends/cpu/kernels (template). One vector of output columns at a time is summed in a
  * register over all its taps and stored once: the earlier form, which added one tap at a time
  * into the output row in memory, spent a load and a store per FMA and ran at a tenth of this.
  * Each lane starts as the bias and receives its taps in (kh, kw) order, skipping taps whose
  * input column lies in the padding, exactly as generic/f32-dwconv2d-generic.c adds them, so
- * the two differ only by FMA rounding. For one tap the output columns that see the input are a
- * range [lo, hi) fixed per plane; a vector wholly inside it is a plain load (unit stride), two
- * loads and a shuffle (stride 2) or a gather; a vector that straddles its end loads and
- * updates only the lanes inside (vf_load_lanes, vf_fmadd_lanes), so no lane adds w * 0.
+ * the two differ only by FMA rounding: a vector that a tap reaches only in part (window-lanes.h)
+ * updates only those lanes (vf_fmadd_lanes), so no lane adds w * 0.
  */
 
-/* Output columns ow with 0 <= ow * s + off < W: [*lo, *hi) within [0, OW). */
-static void dw_columns(int64_t off, int64_t s, int64_t W, int64_t OW, int64_t *lo, int64_t *hi)
-{
-    int64_t first = off >= 0 ? 0 : (-off + s - 1) / s;
-    int64_t last = W - 1 - off < 0 ? 0 : (W - 1 - off) / s + 1;
-    if (last > OW) last = OW;
-    *lo = first;
-    *hi = last < first ? first : last;
-}
-
-/* Kernel widths whose column ranges are computed once per plane; wider ones (rare) recompute
-   them per vector and take the one-row path. */
-#define DW_CACHED_KW 16
 /* Output rows summed together: their accumulators are independent FMA chains, so the FMA
    latency (4 cycles) no longer bounds a vector's 9 taps, and one tap's lane range and weight
    serve all of them. */
 #define DW_ROWS 4
 
-/* Which lanes of the output vector at ow0 (t live lanes) one tap reaches, the tap seeing
-   output columns [lo, hi): lanes [a, b); all live lanes (full: the lanes past t are summed
-   too but never stored), or none (a >= b). */
-typedef struct dw_lanes {
-    int64_t a, b;
-    size_t t;
-    bool full;
-    vm m;
-} dw_lanes;
-
-static inline dw_lanes dw_lanes_of(int64_t ow0, size_t t, int64_t lo, int64_t hi)
-{
-    dw_lanes l = {lo - ow0 > 0 ? lo - ow0 : 0, hi - ow0 < (int64_t)t ? hi - ow0 : (int64_t)t, t, false,
-                  vm_first_mask(0)};
-    l.full = l.a == 0 && l.b == (int64_t)t;
-    if (l.a < l.b && !l.full) l.m = vm_lanes((size_t)l.a, (size_t)l.b);
-    return l;
-}
-
 /* acc + w * (input row xr seen through tap offset off) over the lanes l. */
-static inline vf dw_tap(vf acc, vf vw, const float *xr, int64_t s, int64_t off, int64_t ow0, const dw_lanes *l)
+static inline vf dw_tap(vf acc, vf vw, const float *xr, int64_t s, int64_t off, int64_t ow0, const win_lanes *l)
 {
     if (l->a >= l->b) return acc;
-    const float *first = xr + (ow0 + l->a) * s + off;
-    if (l->full) {
-        vf xv;
-        if (l->t == VF_WIDTH)
-            xv = s == 1 ? vf_loadu(first) : s == 2 ? vf_load_even(first, VF_WIDTH) : vf_gather_part(first, (int32_t)s, VF_WIDTH);
-        else
-            xv = s == 1 ? vf_load_part(first, l->t) : s == 2 ? vf_load_even(first, l->t) : vf_gather_part(first, (int32_t)s, l->t);
-        return vf_fmadd(vw, xv, acc);
-    }
-    return vf_fmadd_lanes(l->m, vw, vf_load_lanes(first, s, l->m, (size_t)l->a), acc);
-}
-
-static inline void dw_store(float *y, vf v, size_t t)
-{
-    if (t == VF_WIDTH)
-        vf_storeu(y, v);
-    else
-        vf_store_part(y, v, t);
+    vf xv = win_load(xr + (ow0 + l->a) * s + off, s, l);
+    return l->full ? vf_fmadd(vw, xv, acc) : vf_fmadd_lanes(l->m, vw, xv, acc);
 }
 
 /* Output rows [oh, oh + DW_ROWS), all of whose KH taps lie inside the input, at one vector. */
-static void dw_rows(const kiln_cpu_conv_params *p, const float *x, const float *w, vf vb, const dw_lanes *lanes,
+static void dw_rows(const kiln_cpu_conv_params *p, const float *x, const float *w, vf vb, const win_lanes *lanes,
                     int64_t oh, int64_t ow0, size_t t, float *y)
 {
     const int64_t s = p->stride_w, step = p->stride_h * p->W;
@@ -91,14 +41,14 @@ static void dw_rows(const kiln_cpu_conv_params *p, const float *x, const float *
             acc3 = dw_tap(acc3, vw, x0 + 3 * step, s, off, ow0, &lanes[kw]);
         }
     }
-    dw_store(y + oh * p->OW + ow0, acc0, t);
-    dw_store(y + (oh + 1) * p->OW + ow0, acc1, t);
-    dw_store(y + (oh + 2) * p->OW + ow0, acc2, t);
-    dw_store(y + (oh + 3) * p->OW + ow0, acc3, t);
+    win_store(y + oh * p->OW + ow0, acc0, t);
+    win_store(y + (oh + 1) * p->OW + ow0, acc1, t);
+    win_store(y + (oh + 2) * p->OW + ow0, acc2, t);
+    win_store(y + (oh + 3) * p->OW + ow0, acc3, t);
 }
 
 /* Output row oh at one vector, any taps; lanes is NULL when KW is too wide to cache. */
-static void dw_row(const kiln_cpu_conv_params *p, const float *x, const float *w, vf vb, const dw_lanes *lanes,
+static void dw_row(const kiln_cpu_conv_params *p, const float *x, const float *w, vf vb, const win_lanes *lanes,
                    int64_t oh, int64_t ow0, size_t t, float *y)
 {
     int64_t ih0 = oh * p->stride_h - p->pad_top, kh_lo, kh_hi;
@@ -108,32 +58,32 @@ static void dw_row(const kiln_cpu_conv_params *p, const float *x, const float *w
         const float *xr = x + (ih0 + kh * p->dil_h) * p->W;
         for (int64_t kw = 0; kw < p->KW; kw++) {
             int64_t off = kw * p->dil_w - p->pad_left, lo, hi;
-            dw_lanes own;
+            win_lanes own;
             if (!lanes) {
-                dw_columns(off, p->stride_w, p->W, p->OW, &lo, &hi);
-                own = dw_lanes_of(ow0, t, lo, hi);
+                win_columns(off, p->stride_w, p->W, p->OW, &lo, &hi);
+                own = win_lanes_of(ow0, t, lo, hi);
             }
             acc = dw_tap(acc, vf_set1(w[kh * p->KW + kw]), xr, p->stride_w, off, ow0, lanes ? &lanes[kw] : &own);
         }
     }
-    dw_store(y + oh * p->OW + ow0, acc, t);
+    win_store(y + oh * p->OW + ow0, acc, t);
 }
 
 void KILN_CPU_ISA(f32_dwconv2d)(const kiln_cpu_conv_params *p, const float *x, const float *w, float bias, float *y)
 {
-    const bool cached = p->KW <= DW_CACHED_KW;
-    int64_t lo[DW_CACHED_KW], hi[DW_CACHED_KW];
+    const bool cached = p->KW <= WIN_CACHED_KW;
+    int64_t lo[WIN_CACHED_KW], hi[WIN_CACHED_KW];
     for (int64_t kw = 0; cached && kw < p->KW; kw++)
-        dw_columns(kw * p->dil_w - p->pad_left, p->stride_w, p->W, p->OW, &lo[kw], &hi[kw]);
+        win_columns(kw * p->dil_w - p->pad_left, p->stride_w, p->W, p->OW, &lo[kw], &hi[kw]);
     /* Output rows [in_lo, in_hi) have all KH taps inside the input. */
     int64_t span = (p->KH - 1) * p->dil_h, in_lo = (p->pad_top + p->stride_h - 1) / p->stride_h, in_hi = 0;
     if (p->H - 1 - span + p->pad_top >= 0) in_hi = (p->H - 1 - span + p->pad_top) / p->stride_h + 1;
     if (in_hi > p->OH) in_hi = p->OH;
     const vf vb = vf_set1(bias);
-    dw_lanes lanes[DW_CACHED_KW];
+    win_lanes lanes[WIN_CACHED_KW];
     for (int64_t ow0 = 0; ow0 < p->OW; ow0 += VF_WIDTH) {
         size_t t = p->OW - ow0 < VF_WIDTH ? (size_t)(p->OW - ow0) : VF_WIDTH;
-        for (int64_t kw = 0; cached && kw < p->KW; kw++) lanes[kw] = dw_lanes_of(ow0, t, lo[kw], hi[kw]);
+        for (int64_t kw = 0; cached && kw < p->KW; kw++) lanes[kw] = win_lanes_of(ow0, t, lo[kw], hi[kw]);
         for (int64_t oh = 0; oh < p->OH;) {
             if (cached && oh >= in_lo && oh + DW_ROWS <= in_hi) {
                 dw_rows(p, x, w, vb, lanes, oh, ow0, t, y);

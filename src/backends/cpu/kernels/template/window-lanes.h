@@ -1,0 +1,61 @@
+/* window-lanes.h — TEMPLATE helpers shared by the sliding-window kernels (f32-dwconv2d.h,
+ * f32-maxpool2d.h): which lanes of an output vector one tap of the window reaches, and the load
+ * of those lanes. Include after the ISA's vector layer.
+ *
+ * Layer: backends/cpu/kernels (template). Along the width, tap kw of a window (offset off =
+ * kw * dil - pad_left, stride s) sees the input for the output columns [lo, hi) of
+ * win_columns, the same for every row; an output vector of columns [ow0, ow0 + t) meets it in
+ * lanes [a, b). A vector wholly inside is a plain load (unit stride), two loads and a shuffle
+ * (stride 2) or a gather; one that straddles an end loads only the lanes inside, zero elsewhere.
+ */
+
+/* Kernel widths whose column ranges a kernel computes once per plane; wider ones (rare)
+   recompute them per vector. */
+#define WIN_CACHED_KW 16
+
+/* Output columns ow with 0 <= ow * s + off < W: [*lo, *hi) within [0, OW). */
+static void win_columns(int64_t off, int64_t s, int64_t W, int64_t OW, int64_t *lo, int64_t *hi)
+{
+    int64_t first = off >= 0 ? 0 : (-off + s - 1) / s;
+    int64_t last = W - 1 - off < 0 ? 0 : (W - 1 - off) / s + 1;
+    if (last > OW) last = OW;
+    *lo = first;
+    *hi = last < first ? first : last;
+}
+
+/* Which lanes of the output vector at ow0 (t live lanes) one tap reaches, the tap seeing
+   output columns [lo, hi): lanes [a, b); all live lanes (full: the lanes past t are loaded as
+   zero and never stored), or none (a >= b). m is the mask of [a, b) when not full. */
+typedef struct win_lanes {
+    int64_t a, b;
+    size_t t;
+    bool full;
+    vm m;
+} win_lanes;
+
+static inline win_lanes win_lanes_of(int64_t ow0, size_t t, int64_t lo, int64_t hi)
+{
+    win_lanes l = {lo - ow0 > 0 ? lo - ow0 : 0, hi - ow0 < (int64_t)t ? hi - ow0 : (int64_t)t, t, false,
+                   vm_first_mask(0)};
+    l.full = l.a == 0 && l.b == (int64_t)t;
+    if (l.a < l.b && !l.full) l.m = vm_lanes((size_t)l.a, (size_t)l.b);
+    return l;
+}
+
+/* The lanes l (a < b) from first (what lane a reads), first + s, ...; zero elsewhere. */
+static inline vf win_load(const float *first, int64_t s, const win_lanes *l)
+{
+    if (!l->full) return vf_load_lanes(first, s, l->m, (size_t)l->a);
+    if (l->t == VF_WIDTH)
+        return s == 1 ? vf_loadu(first) : s == 2 ? vf_load_even(first, VF_WIDTH) : vf_gather_part(first, (int32_t)s, VF_WIDTH);
+    return s == 1 ? vf_load_part(first, l->t) : s == 2 ? vf_load_even(first, l->t) : vf_gather_part(first, (int32_t)s, l->t);
+}
+
+/* The first t lanes of v to y. */
+static inline void win_store(float *y, vf v, size_t t)
+{
+    if (t == VF_WIDTH)
+        vf_storeu(y, v);
+    else
+        vf_store_part(y, v, t);
+}
