@@ -5,8 +5,9 @@
  *  - depthwise (group == C == M): the kit's direct per-plane kernel;
  *  - pointwise (1x1, unit strides, no padding): per (image, group) one GEMM whose B is the
  *    input planes themselves, Y_g (M/g x HW) = W_g (M/g x C/g) . X_g (C/g x HW);
- *  - otherwise im2col in chunks of output pixels, written straight into the NR-panel layout the
- *    microkernel reads, so the GEMM packs nothing: W_g is packed ahead of time (A panels).
+ *  - otherwise im2col in chunks of output pixels, written by the kit (kiln_cpu_im2col_fn)
+ *    straight into the NR-panel layout the microkernel reads, so the GEMM packs nothing: W_g is
+ *    packed ahead of time (A panels).
  * Workspace: the GEMM's B block (pointwise) or one im2col chunk of K x cols floats, where cols
  * (a multiple of NR) is sized from L2 and recovered from the workspace size at run time.
  * Packed W: group g's panels start at g * kiln_cpu_pack_a_size(M/g, C/g*KH*KW, MR) bytes.
@@ -37,9 +38,6 @@ static int64_t work_units(int64_t outputs, int64_t per_output)
     return work > 4e18 ? INT64_MAX : (int64_t)work;
 }
 
-/* floor(a / b) for b > 0 and any sign of a. */
-static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 bool kiln_cpu_conv_is_pointwise(const kiln_cpu_conv_params *p)
 {
     return p->KH == 1 && p->KW == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
@@ -56,49 +54,6 @@ size_t kiln_cpu_conv_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_par
     int64_t cols = (int64_t)(l2 / 2 / ((size_t)K * sizeof(float))) / nr * nr;
     cols = cols < (int64_t)nr ? (int64_t)nr : min64(cols, round_up(pixels, nr));
     return (size_t)(K * cols) * sizeof(float);
-}
-
-/* im2col of output pixels [pix0, pix0 + live) of one group into one NR panel: row k =
-   (c, kh, kw) of the K rows holds nr floats, the input value each pixel sees through tap k (0 in
-   the padding, and in the columns past `live`). Pixels are taken in runs along one output row,
-   so each run of a tap is a strided (usually contiguous) copy with zeroed ends. */
-static void im2col_panel(const kiln_cpu_conv_params *p, const float *x, int64_t pix0, int64_t live, uint32_t nr,
-                         float *dst)
-{
-    int64_t K = conv_k(p), cin = p->C / p->group;
-    if (live < (int64_t)nr) memset(dst, 0, (size_t)(K * nr) * sizeof(float));
-    for (int64_t j = 0; j < live;) {
-        int64_t oh = (pix0 + j) / p->OW, ow0 = (pix0 + j) % p->OW;
-        int64_t run = min64(live - j, p->OW - ow0);
-        for (int64_t c = 0; c < cin; c++) {
-            for (int64_t kh = 0; kh < p->KH; kh++) {
-                int64_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
-                for (int64_t kw = 0; kw < p->KW; kw++) {
-                    float *d = dst + ((c * p->KH + kh) * p->KW + kw) * nr + j;
-                    if (ih < 0 || ih >= p->H) {
-                        memset(d, 0, (size_t)run * sizeof(float));
-                        continue;
-                    }
-                    const float *row = x + (c * p->H + ih) * p->W;
-                    int64_t iw0 = ow0 * p->stride_w - p->pad_left + kw * p->dil_w;
-                    /* Taps t with 0 <= iw0 + t * stride < W. Both bounds stay within the run:
-                       past it, d[t] is the next run's cell or, at a panel's last run, the next
-                       tap row's first cell, which a left pad wider than the run would zero. */
-                    int64_t lo = iw0 >= 0 ? 0 : min64(run, (-iw0 + p->stride_w - 1) / p->stride_w);
-                    int64_t hi = min64(run, floor_div(p->W - 1 - iw0, p->stride_w) + 1);
-                    if (hi < lo) hi = lo;
-                    for (int64_t t = 0; t < lo; t++) d[t] = 0.0f;
-                    if (p->stride_w == 1) {
-                        if (hi > lo) memcpy(d + lo, row + iw0 + lo, (size_t)(hi - lo) * sizeof(float));
-                    } else {
-                        for (int64_t t = lo; t < hi; t++) d[t] = row[iw0 + t * p->stride_w];
-                    }
-                    for (int64_t t = hi; t < run; t++) d[t] = 0.0f;
-                }
-            }
-        }
-        j += run;
-    }
 }
 
 /* ---- im2col strategy: tasks over (image, group, pixel chunk, row range) ---- */
@@ -173,7 +128,7 @@ static void im2col_task(void *arg, size_t task)
         if (item / j->cut.tm != gathered) {
             const float *xg = j->x + (n * p->C + g * cg) * p->H * p->W;
             for (int64_t q = 0; q < live; q += kit->nr)
-                im2col_panel(p, xg, pix0 + q, min64(kit->nr, live - q), kit->nr, buf + q * K);
+                kit->im2col(p, xg, pix0 + q, min64(kit->nr, live - q), kit->nr, buf + q * K);
             gathered = item / j->cut.tm;
         }
         kiln_cpu_split_aligned(mg, kit->mr, (size_t)j->cut.tm, (size_t)range, &r0, &r1);

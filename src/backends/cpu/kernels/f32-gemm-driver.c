@@ -37,7 +37,15 @@ int64_t kiln_cpu_gemm_kc(uint32_t nr)
     return kc < 64 ? 64 : kc > 512 ? 512 : kc;
 }
 
-static int64_t plan_kc(uint32_t nr, int64_t K) { return K < 1 ? 1 : min64(K, kiln_cpu_gemm_kc(nr)); }
+/* K in blocks of at most kiln_cpu_gemm_kc, all of about the same length (a multiple of 8): a
+   short last block (K = 576 as 512 + 64) would pay a full pass over C for a few FMAs per tile. */
+static int64_t plan_kc(uint32_t nr, int64_t K)
+{
+    int64_t cap = kiln_cpu_gemm_kc(nr);
+    if (K <= cap) return K < 1 ? 1 : K;
+    int64_t blocks = (K + cap - 1) / cap;
+    return min64(cap, round_up((K + blocks - 1) / blocks, 8));
+}
 
 /* nc only bounds the buffer B is packed into. A B packed ahead of time needs none, and then one
    block spans all of N: the A block is packed once per K block instead of once per N block,

@@ -55,6 +55,13 @@ typedef void (*kiln_cpu_dwconv_fn)(const kiln_cpu_conv_params *p, const float *x
 typedef void (*kiln_cpu_maxpool_fn)(const kiln_cpu_pool_params *p, const float *x, float *y, int64_t oh_lo,
                                     int64_t oh_hi);
 
+/* im2col of output pixels [pix0, pix0 + live) (live <= nr) of one group (x at the group's first
+ * channel) into one NR panel: row k = (c, kh, kw) of the K = C/group x KH x KW rows holds nr
+ * floats, the input value each pixel sees through tap k, 0 in the padding and in the columns
+ * past live. */
+typedef void (*kiln_cpu_im2col_fn)(const kiln_cpu_conv_params *p, const float *x, int64_t pix0, int64_t live,
+                                   uint32_t nr, float *dst);
+
 typedef struct kiln_cpu_kit {
     uint32_t mr, nr;                /* GEMM register tile = packing layout of weights */
     kiln_cpu_gemm_ukernel gemm;
@@ -63,6 +70,7 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_scale_shift_fn scale_shift;
     kiln_cpu_dwconv_fn dwconv;
     kiln_cpu_maxpool_fn maxpool;
+    kiln_cpu_im2col_fn im2col;
 } kiln_cpu_kit;
 
 /* ---- threads (parallel.c) -----------------------------------------------------------------

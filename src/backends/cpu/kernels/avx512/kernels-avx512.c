@@ -16,6 +16,7 @@ static const kiln_cpu_kit kit = {
     .scale_shift = kiln_cpu_f32_vscaleshift__avx512,
     .dwconv = kiln_cpu_f32_dwconv2d__avx512,
     .maxpool = kiln_cpu_f32_maxpool2d__avx512,
+    .im2col = kiln_cpu_f32_im2col__avx512,
 };
 
 #define KIT_STEP(name, driver)                                                                   \

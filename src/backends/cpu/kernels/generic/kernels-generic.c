@@ -16,6 +16,7 @@ static const kiln_cpu_kit kit = {
     .scale_shift = kiln_cpu_f32_vscaleshift__generic,
     .dwconv = kiln_cpu_f32_dwconv2d__generic,
     .maxpool = kiln_cpu_f32_maxpool2d__generic,
+    .im2col = kiln_cpu_f32_im2col__generic,
 };
 
 #define KIT_STEP(name, driver)                                                                   \
