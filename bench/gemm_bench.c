@@ -146,14 +146,17 @@ static gemm_figure time_calls(gemm_call_fn call, void *ctx, double flops, double
 
 typedef struct blas_problem {
     int M, N, K;
-    const float *A, *B;
+    const float *A, *B[BENCH_MAX_B_COPIES];
+    int n_b, next_b;                /* calls take the copies of B in turn, as kiln's do */
     float *C;
 } blas_problem;
 
 static kiln_status blas_call(void *ctx)
 {
     blas_problem *p = ctx;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p->M, p->N, p->K, 1.0f, p->A, p->K, p->B, p->N, 0.0f, p->C,
+    const float *B = p->B[p->next_b];
+    p->next_b = (p->next_b + 1) % p->n_b;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p->M, p->N, p->K, 1.0f, p->A, p->K, B, p->N, 0.0f, p->C,
                 p->N);
     return KILN_OK;
 }
@@ -174,24 +177,44 @@ static double relative_error(const float *y, const float *ref, size_t n)
 /* ---- one shape at every thread count -------------------------------------------------- */
 
 typedef struct shape_buffers {
-    float *A, *B, *Ck, *Cb;     /* A (M x K), B (K x N), kiln's and OpenBLAS's C (M x N) */
+    float *A, *B[BENCH_MAX_B_COPIES], *Ck, *Cb; /* A (M x K), copies of B (K x N), kiln's and OpenBLAS's C */
+    int n_b;
 } shape_buffers;
 
 static void free_buffers(shape_buffers *b)
 {
     free(b->A);
-    free(b->B);
+    for (int i = 0; i < b->n_b; i++) free(b->B[i]);
     free(b->Ck);
     free(b->Cb);
+}
+
+/* Copies of the weights calls take in turn. A decode step (M = 1) reads its weights once and,
+   in a model, the other layers' weights evict them before the next token: enough copies that
+   twice the last-level cache lies between two reads of one copy, so each call streams its
+   weights from memory as the read-bandwidth figure does. Other shapes reuse B within the call
+   and keep one copy, as the usual GEMM benchmarks do. */
+static int weight_copies(const gemm_shape *s)
+{
+    if (s->M != 1) return 1;
+    size_t l1, l2, l3;
+    kiln_cpu_cache_sizes(&l1, &l2, &l3);
+    double bytes = (double)s->K * (double)s->N * sizeof(float);
+    int n = 1 + (int)ceil(2.0 * (double)l3 / bytes);
+    return n < 2 ? 2 : n > BENCH_MAX_B_COPIES ? BENCH_MAX_B_COPIES : n;
 }
 
 static bool alloc_buffers(const gemm_shape *s, shape_buffers *b)
 {
     size_t mk = (size_t)(s->M * s->K), kn = (size_t)(s->K * s->N), mn = (size_t)(s->M * s->N);
-    *b = (shape_buffers){bench_alloc(mk * 4), bench_alloc(kn * 4), bench_alloc(mn * 4), bench_alloc(mn * 4)};
-    if (!b->A || !b->B || !b->Ck || !b->Cb) return false;
+    *b = (shape_buffers){.A = bench_alloc(mk * 4), .Ck = bench_alloc(mn * 4), .Cb = bench_alloc(mn * 4)};
+    if (!b->A || !b->Ck || !b->Cb) return false;
     bench_fill_random(b->A, mk, 1 + (uint64_t)s->M);
-    bench_fill_random(b->B, kn, 2 + (uint64_t)s->N);
+    for (int copies = weight_copies(s); b->n_b < copies; b->n_b++) {
+        b->B[b->n_b] = bench_alloc(kn * 4);
+        if (!b->B[b->n_b]) return false;
+        bench_fill_random(b->B[b->n_b], kn, 2 + (uint64_t)s->N); /* the same values in every copy */
+    }
     return true;
 }
 
@@ -211,8 +234,10 @@ static bool measure_shape(const gemm_shape *s, const kiln_cpu_target *target, co
         return false;
     }
     bench_kiln_gemm g;
-    kiln_status prep = target ? bench_kiln_gemm_prepare(&g, target, s->M, s->N, s->K, b.A, b.B, b.Ck) : KILN_OK;
-    blas_problem bp = {(int)s->M, (int)s->N, (int)s->K, b.A, b.B, b.Cb};
+    kiln_status prep =
+        target ? bench_kiln_gemm_prepare(&g, target, s->M, s->N, s->K, b.A, b.B[0], b.Ck, b.n_b) : KILN_OK;
+    blas_problem bp = {.M = (int)s->M, .N = (int)s->N, .K = (int)s->K, .A = b.A, .n_b = b.n_b, .C = b.Cb};
+    memcpy(bp.B, b.B, sizeof bp.B);
     double flops = 2.0 * (double)s->M * (double)s->N * (double)s->K;
     for (size_t t = 0; t < o->n_threads; t++) {
         gemm_row *r = &rows[t];

@@ -68,6 +68,8 @@ static void print_header(const gemm_report *r)
            "GFLOP/s = 2·M·N·K / time. \"check\" is max |kiln − OpenBLAS| / max |OpenBLAS| (a kiln figure "
            "counts only when it is at most %.0e).\n",
            r->min_time, GEMM_MAX_REL_ERR);
+    printf("- M=1 shapes run with the weights out of cache, as in a model's decode: both libraries take "
+           "copies of B in turn, with twice the last-level cache read between two reads of one copy.\n");
     printf("- kiln threads: the GEMM step runs on a kiln thread pool of the row's size with a workspace slot per "
            "thread, as a loaded module gives the cpu backend; the \"kiln thr\" column says how many threads it "
            "had.\n\n");

@@ -52,9 +52,10 @@ static void set_shape(kiln_tensor *t, int64_t d0, int64_t d1)
 }
 
 kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *target, int64_t M, int64_t N,
-                                    int64_t K, const float *A, const float *B, float *Y)
+                                    int64_t K, const float *A, const float *B, float *Y, int b_copies)
 {
     memset(g, 0, sizeof *g);
+    if (b_copies < 1 || b_copies > BENCH_MAX_B_COPIES) return KILN_ERROR_INVALID_ARGUMENT;
     g->target = target;
     const kiln_cpu_kernels *k = target->kernels;
     kiln_cpu_gemm_params *p = &g->params;
@@ -62,9 +63,15 @@ kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *t
                                 .beta = 0.0f, .b_packed = 1, .bias_kind = KILN_CPU_BIAS_NONE,
                                 .act = {.kind = KILN_CPU_ACT_NONE}};
     size_t packed_size = kiln_cpu_pack_b_size(K, N, k->gemm_nr);
-    g->b_packed = bench_alloc(packed_size);
-    if (!g->b_packed) return KILN_ERROR_OUT_OF_MEMORY;
-    kiln_cpu_pack_b(B, K, N, 0, k->gemm_nr, g->b_packed);
+    for (g->n_b_copies = 0; g->n_b_copies < b_copies; g->n_b_copies++) {
+        float *copy = bench_alloc(packed_size);
+        if (!copy) {
+            bench_kiln_gemm_release(g);
+            return KILN_ERROR_OUT_OF_MEMORY;
+        }
+        kiln_cpu_pack_b(B, K, N, 0, k->gemm_nr, copy);
+        g->b_packed[g->n_b_copies] = copy;
+    }
     /* Sized from the target's cache table, as the lowering plans scratch for a binary. */
     g->workspace_size = kiln_cpu_workspace_size(k, KILN_CPU_OP_GEMM, p, target->l1_size, target->l2_size);
     if (g->workspace_size) {
@@ -78,7 +85,7 @@ kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *t
     set_shape(&g->a, M, K);
     g->a.data = (void *)A;
     set_shape(&g->b, (int64_t)(packed_size / sizeof(float)), 0);
-    g->b.data = g->b_packed;
+    g->b.data = g->b_packed[0];
     set_shape(&g->y, M, N);
     g->y.data = Y;
     /* The load-time check the runtime runs on every step: params that a table would reject are
@@ -126,14 +133,17 @@ kiln_status bench_kiln_gemm_run(bench_kiln_gemm *g)
     const kiln_tensor *in[3] = {&g->a, &g->b, NULL};
     kiln_tensor *out[1] = {&g->y};
     kiln_cpu_exec exec = g->exec;
+    g->b.data = g->b_packed[g->next_b];
+    g->next_b = (g->next_b + 1) % g->n_b_copies;
     return g->target->kernels->ops[KILN_CPU_OP_GEMM](&g->params, in, out, &exec);
 }
 
 void bench_kiln_gemm_release(bench_kiln_gemm *g)
 {
     drop_threads(g);
-    free(g->b_packed);
+    for (int i = 0; i < g->n_b_copies; i++) free(g->b_packed[i]);
     free(g->workspace);
-    g->b_packed = NULL;
+    memset(g->b_packed, 0, sizeof g->b_packed);
+    g->n_b_copies = 0;
     g->workspace = NULL;
 }

@@ -25,11 +25,15 @@ const kiln_cpu_target *bench_kiln_pick_target(const char *forced, char *note, si
  * as the runtime hands a module's pool to the cpu backend. */
 int bench_kiln_threads_used(int requested);
 
+/* Copies of the weights a problem may rotate through (see bench_kiln_gemm_prepare). */
+#define BENCH_MAX_B_COPIES 8
+
 /* One prepared problem Y (M x N) = A (M x K) . B (K x N), all row-major. */
 typedef struct bench_kiln_gemm {
     const kiln_cpu_target *target;
     kiln_cpu_gemm_params params;
-    float *b_packed;                /* kiln_cpu_pack_b layout for the table's NR */
+    float *b_packed[BENCH_MAX_B_COPIES]; /* kiln_cpu_pack_b layout for the table's NR, each alike */
+    int n_b_copies, next_b;         /* executions use the copies in turn */
     void *workspace;                /* (workspace_size) 64-byte aligned, or NULL when 0 */
     size_t workspace_size;
     kiln_tensor a, b, y;            /* step tensors; y->data is the caller's Y */
@@ -38,11 +42,14 @@ typedef struct bench_kiln_gemm {
     void *extra_workspace;
 } bench_kiln_gemm;
 
-/* Packs B, sizes the workspace and validates the step as the runtime does at load. A and Y must
- * outlive the problem; B is not retained. KILN_OK, KILN_ERROR_OUT_OF_MEMORY, or
- * KILN_ERROR_INCOMPATIBLE (the table rejects the step); on failure nothing is left to release. */
+/* Packs B into b_copies (1..BENCH_MAX_B_COPIES) separate buffers that executions take in turn
+ * — more than one keeps the weights of an execution out of the cache, as the other layers'
+ * weights keep them out in an LLM's decode — sizes the workspace and validates the step as the
+ * runtime does at load. A and Y must outlive the problem; B is not retained. KILN_OK,
+ * KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_INVALID_ARGUMENT (b_copies) or KILN_ERROR_INCOMPATIBLE
+ * (the table rejects the step); on failure nothing is left to release. */
 kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *target, int64_t M, int64_t N,
-                                    int64_t K, const float *A, const float *B, float *Y);
+                                    int64_t K, const float *A, const float *B, float *Y, int b_copies);
 /* Runs the following executions on n_threads threads (a kiln thread pool, created here, and a
  * workspace slot per thread, as the runtime gives a delegate handle). KILN_OK,
  * KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_THREAD (then the problem stays single-threaded). */

@@ -13,9 +13,6 @@
 
 #define MR KILN_CPU_AVX512_MR
 #define NR KILN_CPU_AVX512_NR
-/* How far ahead of the k step a streamed B panel is prefetched into L2 (64 k steps = 8 KiB):
-   far enough to cover DRAM latency at the stream's rate; L2, not L1, so it does not evict A. */
-#define B_PREFETCH_FLOATS (64 * NR)
 
 static inline __mmask16 lanes_from(size_t n, size_t first)
 {
@@ -49,14 +46,11 @@ void kiln_cpu_f32_gemm_ukernel_12x32__avx512(size_t kc, const float *a, const fl
         __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), ai;                        \
         rows                                                                                     \
     }
+    /* At m = 1 B streams from memory (decode: weights read once per token) as one contiguous
+       stream, which the hardware prefetchers follow best alone: software prefetches of B (into
+       L2 at 2-16 KiB ahead, or L1) measured 5-20% slower with the weights out of cache. */
     if (m == 1) {
-        /* B streams from memory here (read once per row of C): fetch it well ahead. */
-        for (size_t k = 0; k < kc; k++, a += MR, b += NR) {
-            _mm_prefetch((const char *)(b + B_PREFETCH_FLOATS), _MM_HINT_T1);
-            _mm_prefetch((const char *)(b + B_PREFETCH_FLOATS + 16), _MM_HINT_T1);
-            __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), ai;
-            ROW(0)
-        }
+        K_LOOP(ROW(0))
     } else if (m <= 4) {
         K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3))
     } else if (m <= 8) {
