@@ -1,5 +1,5 @@
 /* test_kernel_support.h — failure counting and random data shared by the kernel tests
- * (test_cpu_kernels.c, test_cpu_threads.c, test_portable_threads.c).
+ * (test_cpu_kernels_*.c through test_cpu_kernels_support.h, test_cpu_threads.c, test_portable_threads.c).
  *
  * Layer: tests. Header-only (static), since each test file is a program of its own: every file
  * gets its own counters. Each file keeps its own random seed, so a test's data do not depend on

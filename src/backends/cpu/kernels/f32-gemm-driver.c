@@ -232,20 +232,25 @@ static void run_block(const gemm_ctx *g, int64_t ic, int64_t mc, int64_t jc, int
 
 /* M <= MR with B packed ahead of time and room for A's whole row panel: the products of decode
    shapes, bound by the stream of weights. A is packed once for all of K (its K blocks sit at
-   kc * MR steps, as run_block's would), then every NR panel of B is read front to back, one
-   contiguous stream, its K blocks in the blocked order; each element of Y meets the same tiles
-   with the same epilogues in the same order as in the blocked loops, so no result bit differs. */
+   kc * MR steps, as run_block's would) — or, one contiguous row (M = 1), read in place — then
+   every NR panel of B is read front to back, one contiguous stream, its K blocks in the blocked
+   order; each element of Y meets the same tiles with the same epilogues in the same order as in
+   the blocked loops, so no result bit differs. */
 static void run_short_a(const gemm_ctx *g)
 {
     const kiln_cpu_kit *kit = g->kit;
-    pack_panels(g->a.data, g->a.rs, g->a.cs, g->M, g->K, kit->mr, g->abuf);
+    bool in_place = g->M == 1 && g->a.cs == 1;
+    const float *a = in_place ? g->a.data : g->abuf;
+    int64_t a_step = in_place ? 1 : kit->mr;
+    if (!in_place) pack_panels(g->a.data, g->a.rs, g->a.cs, g->M, g->K, kit->mr, g->abuf);
     for (int64_t jr = 0; jr < g->N; jr += kit->nr) {
         const float *bpan = g->b.data + (jr / kit->nr) * g->K * kit->nr;
         size_t n = (size_t)min64(kit->nr, g->N - jr);
         for (int64_t pc = 0; pc < g->K; pc += g->plan.kc) {
             int64_t kc = min64(g->plan.kc, g->K - pc);
             kiln_cpu_gemm_tile t = tile_for(g, 0, jr, pc == 0, pc + kc == g->K);
-            kit->gemm((size_t)kc, g->abuf + pc * kit->mr, bpan + pc * kit->nr, g->y + jr, (size_t)g->ldy,
+            t.a_step = (uint32_t)a_step;
+            kit->gemm((size_t)kc, a + pc * a_step, bpan + pc * kit->nr, g->y + jr, (size_t)g->ldy,
                       (size_t)g->M, n, &t);
         }
         for (int64_t i = 0; i < g->M && !act_fuses(&g->e->act); i++) {

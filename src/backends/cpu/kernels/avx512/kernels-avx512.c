@@ -2,8 +2,9 @@
  *
  * Layer: backends/cpu/kernels/avx512, compiled with the avx512 flags only. The kit feeds the
  * shared drivers (kernel_kit.h) with the 12x32 GEMM microkernel and the AVX-512 row kernels;
- * softmax and layernorm are whole AVX-512 steps; pooling, copy and transpose are the generic
- * steps (memory-bound or rare: no ISA variant). gemm_mr/gemm_nr: the 12x32 panel layout.
+ * softmax and layernorm are whole AVX-512 steps; pooling runs the kit's max-pool rows (average pools
+ * plain C); copy and transpose are the generic steps (memory-bound or rare: no ISA variant). gemm_mr/gemm_nr: the 12x32 panel layout.
+ * The table itself (step wrappers and slot layout) is template/kernel-table.h.
  */
 #include "backends/cpu/kernels/avx512/kernels-avx512.h"
 
@@ -19,34 +20,10 @@ static const kiln_cpu_kit kit = {
     .im2col = kiln_cpu_f32_im2col__avx512,
 };
 
-#define KIT_STEP(name, driver)                                                                   \
-    static kiln_status name(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out, \
-                            kiln_cpu_exec *exec)                                                 \
-    {                                                                                            \
-        return driver(&kit, params, in, out, exec);                                              \
-    }
-KIT_STEP(gemm_step, kiln_cpu_gemm_step)
-KIT_STEP(conv2d_step, kiln_cpu_conv2d_step)
-KIT_STEP(unary_step, kiln_cpu_unary_step)
-KIT_STEP(binary_step, kiln_cpu_binary_step)
-KIT_STEP(affine_step, kiln_cpu_affine_step)
-KIT_STEP(pool2d_step, kiln_cpu_pool2d_step)
-#undef KIT_STEP
-
-const kiln_cpu_kernels kiln_cpu_kernels_avx512 = {
-    .isa = "avx512",
-    .gemm_mr = KILN_CPU_AVX512_MR,
-    .gemm_nr = KILN_CPU_AVX512_NR,
-    .ops = {
-        [KILN_CPU_OP_GEMM] = gemm_step,
-        [KILN_CPU_OP_CONV2D] = conv2d_step,
-        [KILN_CPU_OP_POOL2D] = pool2d_step,
-        [KILN_CPU_OP_UNARY] = unary_step,
-        [KILN_CPU_OP_BINARY] = binary_step,
-        [KILN_CPU_OP_SOFTMAX] = kiln_cpu_f32_softmax__avx512,
-        [KILN_CPU_OP_LAYERNORM] = kiln_cpu_f32_layernorm__avx512,
-        [KILN_CPU_OP_CHANNEL_AFFINE] = affine_step,
-        [KILN_CPU_OP_COPY] = kiln_cpu_x_copy__generic,
-        [KILN_CPU_OP_TRANSPOSE] = kiln_cpu_x_transpose__generic,
-    },
-};
+#define KILN_CPU_TABLE_NAME kiln_cpu_kernels_avx512
+#define KILN_CPU_TABLE_ISA "avx512"
+#define KILN_CPU_TABLE_MR KILN_CPU_AVX512_MR
+#define KILN_CPU_TABLE_NR KILN_CPU_AVX512_NR
+#define KILN_CPU_TABLE_SOFTMAX kiln_cpu_f32_softmax__avx512
+#define KILN_CPU_TABLE_LAYERNORM kiln_cpu_f32_layernorm__avx512
+#include "backends/cpu/kernels/template/kernel-table.h"

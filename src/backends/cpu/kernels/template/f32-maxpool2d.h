@@ -21,26 +21,33 @@ static vf maxpool_vector(const kiln_cpu_pool_params *p, const float *x, const wi
     vf best = vf_set1(-FLT_MAX);
     vm seen = vm_first_mask(0);  /* lanes that have taken their first tap */
     bool all_seen = false;
+    win_taps runs;
+    if (lanes)
+        win_all_taps(p->KW, &runs);
+    else
+        win_tap_runs(p->pad_left, p->dil_w, p->stride_w, p->KW, p->W, ow0, t, &runs);
     for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
         const float *xr = x + (ih0 + kh * p->dil_h) * p->W;
-        for (int64_t kw = 0; kw < p->KW; kw++) {
-            int64_t off = kw * p->dil_w - p->pad_left, lo, hi;
-            win_lanes own;
-            if (!lanes) {
-                win_columns(off, p->stride_w, p->W, p->OW, &lo, &hi);
-                own = win_lanes_of(ow0, t, lo, hi);
+        for (int r = 0; r < runs.n; r++) {
+            for (int64_t kw = runs.lo[r]; kw < runs.hi[r]; kw++) {
+                int64_t off = kw * p->dil_w - p->pad_left, lo, hi;
+                win_lanes own;
+                if (!lanes) {
+                    win_columns(off, p->stride_w, p->W, p->OW, &lo, &hi);
+                    own = win_lanes_of(ow0, t, lo, hi);
+                }
+                const win_lanes *l = lanes ? &lanes[kw] : &own;
+                if (l->a >= l->b) continue;
+                vf v = win_load(xr + (ow0 + l->a) * p->stride_w + off, p->stride_w, l);
+                vm reach = l->full ? vm_first_mask(t) : l->m;
+                if (all_seen) {
+                    best = l->full ? vf_max(v, best) : vf_select(reach, best, vf_max(v, best));
+                    continue;
+                }
+                best = vf_select(reach, best, vf_select(seen, v, vf_max(v, best)));
+                seen = vm_or(seen, reach);
+                all_seen = (vm_bits(seen) & live) == live;
             }
-            const win_lanes *l = lanes ? &lanes[kw] : &own;
-            if (l->a >= l->b) continue;
-            vf v = win_load(xr + (ow0 + l->a) * p->stride_w + off, p->stride_w, l);
-            vm reach = l->full ? vm_first_mask(t) : l->m;
-            if (all_seen) {
-                best = l->full ? vf_max(v, best) : vf_select(reach, best, vf_max(v, best));
-                continue;
-            }
-            best = vf_select(reach, best, vf_select(seen, v, vf_max(v, best)));
-            seen = vm_or(seen, reach);
-            all_seen = (vm_bits(seen) & live) == live;
         }
     }
     return best;

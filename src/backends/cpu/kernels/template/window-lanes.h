@@ -23,6 +23,43 @@ static void win_columns(int64_t off, int64_t s, int64_t W, int64_t OW, int64_t *
     *hi = last < first ? first : last;
 }
 
+/* The taps along the width that reach any of the output columns [ow0, ow0 + t), as ascending
+   disjoint runs [lo[r], hi[r]) for r < n. Kernels walk only these when the window is too wide
+   to cache, so a window far wider than the input (a pool may be 2^30 wide, its columns' taps
+   2^29 apart) costs only the taps that land. A column's taps [first, last) both move left as
+   the column moves right, so taking the columns right to left gives runs in ascending order,
+   merged where they touch. */
+typedef struct win_taps {
+    int n;
+    int64_t lo[VF_WIDTH], hi[VF_WIDTH];
+} win_taps;
+
+static inline void win_tap_runs(int64_t pad_left, int64_t dil, int64_t s, int64_t KW, int64_t W, int64_t ow0,
+                                size_t t, win_taps *runs)
+{
+    runs->n = 0;
+    for (size_t i = t; i-- > 0;) {
+        int64_t first, last;
+        kiln_cpu_window_taps((ow0 + (int64_t)i) * s - pad_left, dil, KW, W, &first, &last);
+        if (first >= last) continue;
+        if (runs->n > 0 && first <= runs->hi[runs->n - 1]) {
+            if (last > runs->hi[runs->n - 1]) runs->hi[runs->n - 1] = last;
+            continue;
+        }
+        runs->lo[runs->n] = first;
+        runs->hi[runs->n] = last;
+        runs->n++;
+    }
+}
+
+/* All KW taps as one run (the kernels' path for windows narrow enough to cache). */
+static inline void win_all_taps(int64_t KW, win_taps *runs)
+{
+    runs->n = 1;
+    runs->lo[0] = 0;
+    runs->hi[0] = KW;
+}
+
 /* Which lanes of the output vector at ow0 (t live lanes) one tap reaches, the tap seeing
    output columns [lo, hi): lanes [a, b); all live lanes (full: the lanes past t are loaded as
    zero and never stored), or none (a >= b). m is the mask of [a, b) when not full. */

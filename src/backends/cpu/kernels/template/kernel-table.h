@@ -1,0 +1,54 @@
+/* kernel-table.h — TEMPLATE: the kernel table of an ISA (kiln_cpu_kernels, cpu_kernels.h):
+ * defines the static step functions that pass the including file's kit to the shared drivers
+ * and `const kiln_cpu_kernels KILN_CPU_TABLE_NAME`. Include last in kernels-<isa>.c, after its
+ * `static const kiln_cpu_kit kit` and after defining
+ *   KILN_CPU_TABLE_NAME       the table's symbol (kiln_cpu_kernels_<isa>, declared in cpu_kernels.h)
+ *   KILN_CPU_TABLE_ISA        its name string ("generic", "avx2", "avx512")
+ *   KILN_CPU_TABLE_MR, _NR    its GEMM register tile, the kit's mr and nr
+ *   KILN_CPU_TABLE_SOFTMAX    the ISA's SOFTMAX step
+ *   KILN_CPU_TABLE_LAYERNORM  the ISA's LAYERNORM step
+ *
+ * Layer: backends/cpu/kernels (template; instantiated once per ISA directory, never compiled
+ * alone). Every table has this one layout: GEMM, CONV2D, POOL2D, UNARY, BINARY and
+ * CHANNEL_AFFINE run the shared drivers (kernel_kit.h) on the kit; SOFTMAX and LAYERNORM are
+ * whole steps of the ISA; COPY and TRANSPOSE are the generic steps in every table (memory-bound
+ * or rare: no ISA variant). Keeping the layout here means a table differs from another only by
+ * its kit and these macros, and a new ISA cannot leave a slot empty by mistake.
+ */
+#if !defined(KILN_CPU_TABLE_NAME) || !defined(KILN_CPU_TABLE_ISA) || !defined(KILN_CPU_TABLE_MR) ||             \
+    !defined(KILN_CPU_TABLE_NR) || !defined(KILN_CPU_TABLE_SOFTMAX) || !defined(KILN_CPU_TABLE_LAYERNORM)
+#error "kernel-table.h: define KILN_CPU_TABLE_NAME, _ISA, _MR, _NR, _SOFTMAX and _LAYERNORM first"
+#endif
+
+/* A step of the table: the shared driver run on this file's kit. */
+#define KIT_STEP(name, driver)                                                                   \
+    static kiln_status name(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out, \
+                            kiln_cpu_exec *exec)                                                 \
+    {                                                                                            \
+        return driver(&kit, params, in, out, exec);                                              \
+    }
+KIT_STEP(gemm_step, kiln_cpu_gemm_step)
+KIT_STEP(conv2d_step, kiln_cpu_conv2d_step)
+KIT_STEP(unary_step, kiln_cpu_unary_step)
+KIT_STEP(binary_step, kiln_cpu_binary_step)
+KIT_STEP(affine_step, kiln_cpu_affine_step)
+KIT_STEP(pool2d_step, kiln_cpu_pool2d_step)
+#undef KIT_STEP
+
+const kiln_cpu_kernels KILN_CPU_TABLE_NAME = {
+    .isa = KILN_CPU_TABLE_ISA,
+    .gemm_mr = KILN_CPU_TABLE_MR,
+    .gemm_nr = KILN_CPU_TABLE_NR,
+    .ops = {
+        [KILN_CPU_OP_GEMM] = gemm_step,
+        [KILN_CPU_OP_CONV2D] = conv2d_step,
+        [KILN_CPU_OP_POOL2D] = pool2d_step,
+        [KILN_CPU_OP_UNARY] = unary_step,
+        [KILN_CPU_OP_BINARY] = binary_step,
+        [KILN_CPU_OP_SOFTMAX] = KILN_CPU_TABLE_SOFTMAX,
+        [KILN_CPU_OP_LAYERNORM] = KILN_CPU_TABLE_LAYERNORM,
+        [KILN_CPU_OP_CHANNEL_AFFINE] = affine_step,
+        [KILN_CPU_OP_COPY] = kiln_cpu_x_copy__generic,
+        [KILN_CPU_OP_TRANSPOSE] = kiln_cpu_x_transpose__generic,
+    },
+};
