@@ -80,7 +80,8 @@ static void print_peaks(const gemm_report *r)
     printf("### Machine peaks, measured in this run\n\n");
     printf("Register-only FMA loop (16 AVX-512 or 12 AVX2 independent chains, no memory operands): best of 60 "
            "runs of about 5 ms. Read bandwidth: a %zu MiB buffer streamed in 64 MiB chunks, best chunk of 4 passes. "
-           "Both measured before and again after the GEMMs; the higher figure is kept.\n\n",
+           "Both measured before and again after the GEMMs, the read bandwidth also right after each M=1 shape; the "
+           "highest figure is kept.\n\n",
            r->read_buffer_bytes >> 20);
     printf("| threads | FMA peak AVX-512 (GFLOP/s) | FMA peak AVX2 (GFLOP/s) | read bandwidth (GB/s) |\n");
     printf("|---:|---:|---:|---:|\n");
