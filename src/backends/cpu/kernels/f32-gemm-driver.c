@@ -107,24 +107,21 @@ bool kiln_cpu_gemm_plan_fit(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int6
 
 /* `rows` rows x kc columns of a strided operand (src at the first) into panels of `width` rows:
    panel p holds kc groups of width floats; rows past `rows` are zero. Used for A (width MR) and,
-   with rows and columns swapped through the strides, for B (width NR). */
-static void pack_panels(const float *src, int64_t rs, int64_t cs, int64_t rows, int64_t kc, uint32_t width,
-                        float *dst)
+   with rows and columns swapped through the strides, for B (width NR). Contiguous rows (A as
+   activations) are the kit's transposition; contiguous columns a copy per k. */
+static void pack_panels(const kiln_cpu_kit *kit, const float *src, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
+                        uint32_t width, float *dst)
 {
     for (int64_t p0 = 0; p0 < rows; p0 += width, dst += kc * width) {
         int64_t live = min64(width, rows - p0);
         if (live < (int64_t)width) memset(dst, 0, (size_t)(kc * width) * sizeof(float));
         if (cs == 1) {
-            /* Rows are contiguous: read each row once, scatter it down its panel lane. */
-            for (int64_t i = 0; i < live; i++) {
-                const float *row = src + (p0 + i) * rs;
-                for (int64_t k = 0; k < kc; k++) dst[k * width + i] = row[k];
-            }
-        } else {
-            for (int64_t k = 0; k < kc; k++) {
-                const float *col = src + k * cs + p0 * rs;
-                for (int64_t i = 0; i < live; i++) dst[k * width + i] = col[i * rs];
-            }
+            kit->pack_rows(src + p0 * rs, rs, live, kc, width, dst);
+            continue;
+        }
+        for (int64_t k = 0; k < kc; k++) {
+            const float *col = src + k * cs + p0 * rs;
+            for (int64_t i = 0; i < live; i++) dst[k * width + i] = col[i * rs];
         }
     }
 }
@@ -192,7 +189,7 @@ static void run_block(const gemm_ctx *g, int64_t ic, int64_t mc, int64_t jc, int
         apan = g->a.data + (ic / kit->mr) * g->K * kit->mr + pc * kit->mr;
         a_step = g->K * kit->mr;
     } else {
-        pack_panels(g->a.data + ic * g->a.rs + pc * g->a.cs, g->a.rs, g->a.cs, mc, kc, kit->mr, g->abuf);
+        pack_panels(kit, g->a.data + ic * g->a.rs + pc * g->a.cs, g->a.rs, g->a.cs, mc, kc, kit->mr, g->abuf);
         apan = g->abuf;
         a_step = kc * kit->mr;
     }
@@ -242,7 +239,7 @@ static void run_short_a(const gemm_ctx *g)
     bool in_place = g->M == 1 && g->a.cs == 1;
     const float *a = in_place ? g->a.data : g->abuf;
     int64_t a_step = in_place ? 1 : kit->mr;
-    if (!in_place) pack_panels(g->a.data, g->a.rs, g->a.cs, g->M, g->K, kit->mr, g->abuf);
+    if (!in_place) pack_panels(kit, g->a.data, g->a.rs, g->a.cs, g->M, g->K, kit->mr, g->abuf);
     for (int64_t jr = 0; jr < g->N; jr += kit->nr) {
         const float *bpan = g->b.data + (jr / kit->nr) * g->K * kit->nr;
         size_t n = (size_t)min64(kit->nr, g->N - jr);
@@ -291,7 +288,7 @@ kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int
         for (int64_t pc = 0; pc < K; pc += g.plan.kc) {
             int64_t kc = min64(g.plan.kc, K - pc);
             /* B's columns are the panel rows: swap its strides to pack it like A. */
-            if (!b.packed) pack_panels(b.data + pc * b.rs + jc * b.cs, b.cs, b.rs, nc, kc, kit->nr, g.bbuf);
+            if (!b.packed) pack_panels(kit, b.data + pc * b.rs + jc * b.cs, b.cs, b.rs, nc, kc, kit->nr, g.bbuf);
             for (int64_t ic = 0; ic < M; ic += g.plan.mc) run_block(&g, ic, min64(g.plan.mc, M - ic), jc, nc, pc, kc);
         }
     }

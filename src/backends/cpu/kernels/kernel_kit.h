@@ -65,6 +65,12 @@ typedef void (*kiln_cpu_maxpool_fn)(const kiln_cpu_pool_params *p, const float *
 typedef void (*kiln_cpu_im2col_fn)(const kiln_cpu_conv_params *p, const float *x, int64_t pix0, int64_t live,
                                    uint32_t nr, float *dst);
 
+/* One GEMM panel from live (<= width) rows of kc contiguous floats each, row i at src + i * rs:
+ * dst[k * width + i] = src[i * rs + k]; the lanes past live are left as they are (the caller
+ * zeroes them). The A operand's layout for activations, packed at run time for every GEMM. */
+typedef void (*kiln_cpu_pack_rows_fn)(const float *src, int64_t rs, int64_t live, int64_t kc, uint32_t width,
+                                      float *dst);
+
 typedef struct kiln_cpu_kit {
     uint32_t mr, nr;                /* GEMM register tile = packing layout of weights */
     kiln_cpu_gemm_ukernel gemm;
@@ -74,6 +80,7 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_dwconv_fn dwconv;
     kiln_cpu_maxpool_fn maxpool;
     kiln_cpu_im2col_fn im2col;
+    kiln_cpu_pack_rows_fn pack_rows;
 } kiln_cpu_kit;
 
 /* ---- threads (parallel.c) -----------------------------------------------------------------

@@ -18,6 +18,7 @@ static const kiln_cpu_kit kit = {
     .dwconv = kiln_cpu_f32_dwconv2d__avx512,
     .maxpool = kiln_cpu_f32_maxpool2d__avx512,
     .im2col = kiln_cpu_f32_im2col__avx512,
+    .pack_rows = kiln_cpu_f32_pack_rows__avx512,
 };
 
 #define KILN_CPU_TABLE_NAME kiln_cpu_kernels_avx512

@@ -18,6 +18,7 @@ static const kiln_cpu_kit kit = {
     .dwconv = kiln_cpu_f32_dwconv2d__generic,
     .maxpool = kiln_cpu_f32_maxpool2d__generic,
     .im2col = kiln_cpu_f32_im2col__generic,
+    .pack_rows = kiln_cpu_f32_pack_rows__generic,
 };
 
 #define KILN_CPU_TABLE_NAME kiln_cpu_kernels_generic

@@ -28,6 +28,8 @@ void kiln_cpu_f32_maxpool2d__generic(const kiln_cpu_pool_params *p, const float 
                                      int64_t oh_hi);
 void kiln_cpu_f32_im2col__generic(const kiln_cpu_conv_params *p, const float *x, int64_t pix0, int64_t live,
                                   uint32_t nr, float *dst);
+void kiln_cpu_f32_pack_rows__generic(const float *src, int64_t rs, int64_t live, int64_t kc, uint32_t width,
+                                     float *dst);
 kiln_status kiln_cpu_f32_softmax__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                           kiln_cpu_exec *exec);
 kiln_status kiln_cpu_f32_layernorm__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,

@@ -1,0 +1,16 @@
+/* f32-pack-rows-generic.c — the generic table's row-panel packing (kiln_cpu_pack_rows_fn) in
+ * plain C: each row read once and written down its panel lane.
+ *
+ * Layer: backends/cpu/kernels/generic. The vector tables gather a panel row per k instead
+ * (template/f32-pack-rows.h); all write the same panel.
+ */
+#include "backends/cpu/kernels/generic/kernels-generic.h"
+
+void kiln_cpu_f32_pack_rows__generic(const float *src, int64_t rs, int64_t live, int64_t kc, uint32_t width,
+                                     float *dst)
+{
+    for (int64_t i = 0; i < live; i++) {
+        const float *row = src + i * rs;
+        for (int64_t k = 0; k < kc; k++) dst[k * width + i] = row[k];
+    }
+}
