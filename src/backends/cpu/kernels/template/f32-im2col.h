@@ -36,6 +36,15 @@ void KILN_CPU_ISA(f32_im2col)(const kiln_cpu_conv_params *p, const float *x, int
                     } else {
                         win_columns(off, s, p->W, p->OW, &l, &h);
                     }
+                    if (inside && s == 1 && l <= ow0 && ow0 + run <= h) {
+                        /* The whole run sees the input (the interior of a unit-stride row):
+                           a plain copy. */
+                        const float *from = xr + ow0 + off;
+                        int64_t v0 = 0;
+                        for (; v0 + VF_WIDTH <= run; v0 += VF_WIDTH) vf_storeu(d + v0, vf_loadu(from + v0));
+                        if (v0 < run) vf_store_part(d + v0, vf_load_part(from + v0, (size_t)(run - v0)), (size_t)(run - v0));
+                        continue;
+                    }
                     for (int64_t v0 = 0; v0 < run; v0 += VF_WIDTH) {
                         size_t t = run - v0 < VF_WIDTH ? (size_t)(run - v0) : VF_WIDTH;
                         win_lanes ln = win_lanes_of(ow0 + v0, t, l, h);
