@@ -53,23 +53,17 @@ static void dw_row(const kiln_cpu_conv_params *p, const float *x, const float *w
 {
     int64_t ih0 = oh * p->stride_h - p->pad_top, kh_lo, kh_hi;
     kiln_cpu_window_taps(ih0, p->dil_h, p->KH, p->H, &kh_lo, &kh_hi);
+    const win_geom g = {p->stride_w, p->dil_w, p->pad_left, p->W, p->OW, p->KW};
     vf acc = vb;
     win_taps runs;
-    if (lanes)
-        win_all_taps(p->KW, &runs);
-    else
-        win_tap_runs(p->pad_left, p->dil_w, p->stride_w, p->KW, p->W, ow0, t, &runs);
+    win_taps_for(&g, lanes != NULL, ow0, t, &runs);
     for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
         const float *xr = x + (ih0 + kh * p->dil_h) * p->W;
         for (int r = 0; r < runs.n; r++) {
             for (int64_t kw = runs.lo[r]; kw < runs.hi[r]; kw++) {
-                int64_t off = kw * p->dil_w - p->pad_left, lo, hi;
                 win_lanes own;
-                if (!lanes) {
-                    win_columns(off, p->stride_w, p->W, p->OW, &lo, &hi);
-                    own = win_lanes_of(ow0, t, lo, hi);
-                }
-                acc = dw_tap(acc, vf_set1(w[kh * p->KW + kw]), xr, p->stride_w, off, ow0, lanes ? &lanes[kw] : &own);
+                acc = dw_tap(acc, vf_set1(w[kh * p->KW + kw]), xr, p->stride_w, kw * p->dil_w - p->pad_left, ow0,
+                             win_lanes_at(&g, lanes, kw, ow0, t, &own));
             }
         }
     }

@@ -21,22 +21,16 @@ static vf maxpool_vector(const kiln_cpu_pool_params *p, const float *x, const wi
     vf best = vf_set1(-FLT_MAX);
     vm seen = vm_first_mask(0);  /* lanes that have taken their first tap */
     bool all_seen = false;
+    const win_geom g = {p->stride_w, p->dil_w, p->pad_left, p->W, p->OW, p->KW};
     win_taps runs;
-    if (lanes)
-        win_all_taps(p->KW, &runs);
-    else
-        win_tap_runs(p->pad_left, p->dil_w, p->stride_w, p->KW, p->W, ow0, t, &runs);
+    win_taps_for(&g, lanes != NULL, ow0, t, &runs);
     for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
         const float *xr = x + (ih0 + kh * p->dil_h) * p->W;
         for (int r = 0; r < runs.n; r++) {
             for (int64_t kw = runs.lo[r]; kw < runs.hi[r]; kw++) {
-                int64_t off = kw * p->dil_w - p->pad_left, lo, hi;
+                int64_t off = kw * p->dil_w - p->pad_left;
                 win_lanes own;
-                if (!lanes) {
-                    win_columns(off, p->stride_w, p->W, p->OW, &lo, &hi);
-                    own = win_lanes_of(ow0, t, lo, hi);
-                }
-                const win_lanes *l = lanes ? &lanes[kw] : &own;
+                const win_lanes *l = win_lanes_at(&g, lanes, kw, ow0, t, &own);
                 if (l->a >= l->b) continue;
                 vf v = win_load(xr + (ow0 + l->a) * p->stride_w + off, p->stride_w, l);
                 vm reach = l->full ? vm_first_mask(t) : l->m;

@@ -88,6 +88,33 @@ static inline vf win_load(const float *first, int64_t s, const win_lanes *l)
     return s == 1 ? vf_load_part(first, l->t) : s == 2 ? vf_load_even(first, l->t) : vf_gather_part(first, (int32_t)s, l->t);
 }
 
+/* The width geometry of a window, from conv or pool params. */
+typedef struct win_geom {
+    int64_t stride, dil, pad_left, W, OW, KW;
+} win_geom;
+
+/* The taps a kernel walks for the output vector at ow0 (t lanes): all KW when their lanes are
+   cached (narrow windows), else only the runs that land. */
+static inline void win_taps_for(const win_geom *g, bool cached, int64_t ow0, size_t t, win_taps *runs)
+{
+    if (cached)
+        win_all_taps(g->KW, runs);
+    else
+        win_tap_runs(g->pad_left, g->dil, g->stride, g->KW, g->W, ow0, t, runs);
+}
+
+/* Tap kw's lanes of the output vector at ow0: from the per-plane cache, or computed into own
+   when the window is too wide to cache (cached == NULL). */
+static inline const win_lanes *win_lanes_at(const win_geom *g, const win_lanes *cached, int64_t kw, int64_t ow0,
+                                            size_t t, win_lanes *own)
+{
+    if (cached) return &cached[kw];
+    int64_t lo, hi;
+    win_columns(kw * g->dil - g->pad_left, g->stride, g->W, g->OW, &lo, &hi);
+    *own = win_lanes_of(ow0, t, lo, hi);
+    return own;
+}
+
 /* The first t lanes of v to y. */
 static inline void win_store(float *y, vf v, size_t t)
 {
