@@ -277,9 +277,10 @@ static size_t read_buffer_floats(void)
    with_fma), keeping the higher of each figure and what peaks already holds (zeroed before the
    first call): the benchmark measures once before and once after the GEMMs, so a burst of other
    work on a shared machine has to hit both, and the read bandwidth again right after each
-   decode shape, because the memory bandwidth of a virtual machine varies with what its
-   neighbours do: a decode figure is held to the best bandwidth seen around it. */
-static bool measure_peaks(const options *o, gemm_peaks *peaks, size_t *read_bytes, bool with_fma)
+   decode shape (into latest_read, per thread count, when not NULL): the memory bandwidth of
+   this virtual machine changes between two levels over minutes (at two threads about 34 or 55
+   GB/s), so a decode figure is stated against the bandwidth measured next to it. */
+static bool measure_peaks(const options *o, gemm_peaks *peaks, size_t *read_bytes, bool with_fma, double *latest_read)
 {
     double run_seconds = 0.005;
     size_t n = read_buffer_floats();
@@ -298,7 +299,9 @@ static bool measure_peaks(const options *o, gemm_peaks *peaks, size_t *read_byte
             p->fma_avx2 = fmax(p->fma_avx2, bench_fma_peak(BENCH_ISA_AVX2, p->threads, run_seconds));
             p->fma = fmax(p->fma_avx512, p->fma_avx2);
         }
-        p->read_gbs = fmax(p->read_gbs, bench_read_bandwidth(buf, n, p->threads));
+        double read = bench_read_bandwidth(buf, n, p->threads);
+        if (latest_read) latest_read[t] = read;
+        p->read_gbs = fmax(p->read_gbs, read);
         fprintf(stderr, "  peak %dT so far: FMA %.1f GFLOP/s (AVX-512 %.1f, AVX2 %.1f), read %.1f GB/s\n", p->threads,
                 p->fma, p->fma_avx512, p->fma_avx2, p->read_gbs);
     }
@@ -319,7 +322,7 @@ int main(int argc, char **argv)
     gemm_row rows[N_SHAPES * GEMM_MAX_THREAD_COUNTS];
     size_t n_rows = 0, read_bytes = 0;
     fprintf(stderr, "kiln_gemm_bench: measuring peaks\n");
-    if (!measure_peaks(&o, peaks, &read_bytes, true)) return 1;
+    if (!measure_peaks(&o, peaks, &read_bytes, true, NULL)) return 1;
     fprintf(stderr, "kiln_gemm_bench: measuring GEMM (kiln target %s)\n", target ? target->name : "none");
     for (size_t i = 0; i < N_SHAPES; i++) {
         const gemm_shape *s = &shapes[i];
@@ -327,10 +330,14 @@ int main(int argc, char **argv)
         if (o.only && !strstr(s->name, o.only)) continue;
         if (!measure_shape(s, target, &o, &rows[n_rows])) return 1;
         n_rows += o.n_threads;
-        if (s->M == 1 && !measure_peaks(&o, peaks, &read_bytes, false)) return 1;
+        if (s->M == 1) {
+            double near[GEMM_MAX_THREAD_COUNTS] = {0};
+            if (!measure_peaks(&o, peaks, &read_bytes, false, near)) return 1;
+            for (size_t t = 0; t < o.n_threads; t++) rows[n_rows - o.n_threads + t].read_gbs_near = near[t];
+        }
     }
     fprintf(stderr, "kiln_gemm_bench: measuring peaks again\n");
-    if (!measure_peaks(&o, peaks, &read_bytes, true)) return 1;
+    if (!measure_peaks(&o, peaks, &read_bytes, true, NULL)) return 1;
     gemm_report r = {.kiln_target = target ? target->name : NULL,
                      .kiln_isa = target ? target->kernels->isa : NULL,
                      .kiln_mr = target ? target->kernels->gemm_mr : 0,

@@ -46,7 +46,8 @@ static double fraction_of_peak(const gemm_report *r, const gemm_row *row, const 
     if (!p || !f->ran || f->status != KILN_OK || f->seconds <= 0) return 0.0;
     if (row->shape->kind == GEMM_DECODE) {
         double gbs = (double)row->shape->K * (double)row->shape->N * sizeof(float) / f->seconds * 1e-9;
-        return p->read_gbs > 0 ? gbs / p->read_gbs : 0.0;
+        double read = row->read_gbs_near > 0 ? row->read_gbs_near : p->read_gbs;
+        return read > 0 ? gbs / read : 0.0;
     }
     return p->fma > 0 ? f->gflops / p->fma : 0.0;
 }
@@ -69,7 +70,9 @@ static void print_header(const gemm_report *r)
            "counts only when it is at most %.0e).\n",
            r->min_time, GEMM_MAX_REL_ERR);
     printf("- M=1 shapes run with the weights out of cache, as in a model's decode: both libraries take "
-           "copies of B in turn, with twice the last-level cache read between two reads of one copy.\n");
+           "copies of B in turn, with twice the last-level cache read between two reads of one copy. Their "
+           "fraction is of the read bandwidth measured right after the shape at the same thread count (this "
+           "machine's memory bandwidth changes over minutes); the peaks table keeps the run's highest.\n");
     printf("- kiln threads: the GEMM step runs on a kiln thread pool of the row's size with a workspace slot per "
            "thread, as a loaded module gives the cpu backend; the \"kiln thr\" column says how many threads it "
            "had.\n\n");
@@ -95,7 +98,7 @@ static void print_peaks(const gemm_report *r)
     printf("\n");
 }
 
-/* "61% FMA" or "72% BW (11.6 GB/s)" for a figure, or "-" when there is none. */
+/* "61% FMA" or "72% BW (11.6 of 16.1 GB/s)" for a figure, or "-" when there is none. */
 static void format_fraction(const gemm_report *r, const gemm_row *row, const gemm_figure *f, char *buf, size_t size)
 {
     double frac = fraction_of_peak(r, row, f);
@@ -103,7 +106,7 @@ static void format_fraction(const gemm_report *r, const gemm_row *row, const gem
         snprintf(buf, size, "-");
     } else if (row->shape->kind == GEMM_DECODE) {
         double gbs = (double)row->shape->K * (double)row->shape->N * sizeof(float) / f->seconds * 1e-9;
-        snprintf(buf, size, "%.0f%% BW (%.1f GB/s)", 100 * frac, gbs);
+        snprintf(buf, size, "%.0f%% BW (%.1f of %.1f GB/s)", 100 * frac, gbs, gbs / frac);
     } else {
         snprintf(buf, size, "%.0f%% FMA", 100 * frac);
     }
