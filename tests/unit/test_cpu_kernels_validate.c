@@ -210,6 +210,7 @@ static void test_validate_rows(void)
     REJECT("layernorm scale short", KILN_CPU_OP_LAYERNORM, ln, lin_short, 3, lout, mr, nr);
     REJECT("layernorm bias missing", KILN_CPU_OP_LAYERNORM, ln, lin, 2, lout, mr, nr);
     MUTATE("layernorm epsilon", KILN_CPU_OP_LAYERNORM, ln, p_.epsilon = NAN, lin, 3, lout, mr, nr);
+    MUTATE("layernorm rms flag", KILN_CPU_OP_LAYERNORM, ln, p_.rms = 2, lin, 3, lout, mr, nr);
     MUTATE("layernorm rows", KILN_CPU_OP_LAYERNORM, ln, p_.outer = 3, lin, 3, lout, mr, nr);
     MUTATE("layernorm empty rows, non-empty Y", KILN_CPU_OP_LAYERNORM, ln, (p_.outer = (int64_t)1 << 40, p_.n = 0), lin, 3,
            lout, mr, nr);

@@ -450,6 +450,66 @@ static void cases_fused(xb_suite *s)
     xb_case_run(c);
 }
 
+/* ReduceMean over the last axis alone is a GEMM against a column of ones; other axes stay
+   portable. Opset 13 names the axes in an attribute, 18 in an input. */
+static void reduce_mean_case(xb_suite *s, int64_t opset, int64_t axis, int64_t keepdims, xb_dims x)
+{
+    bool last = axis == -1 || axis == (int64_t)x.rank - 1;
+    xb_case *c = xb_case_begin(s, opset, XB_REDUCES | (last ? 0 : XB_MAY_STAY_PORTABLE),
+                               "ReduceMean opset %lld axis %lld keepdims %lld", (long long)opset, (long long)axis,
+                               (long long)keepdims);
+    xb_input(c, "x", x, -2, 3);
+    Onnx__NodeProto *n;
+    if (opset >= 18) {
+        xb_weight_i64(c, "axes", XB_DIMS(1), (const int64_t[]){axis});
+        n = xb_node(c, "ReduceMean", "x,axes", "y");
+    } else {
+        n = xb_node(c, "ReduceMean", "x", "y");
+        xb_attr_ints(c, n, "axes", 1, (const int64_t[]){axis});
+    }
+    xb_attr_int(c, n, "keepdims", keepdims);
+    xb_output(c, "y");
+    xb_case_run(c);
+}
+
+/* LLaMA's RMSNorm as PyTorch exports it: x * (1 / sqrt(mean(x^2) + eps)) * w, which the lowering
+   fuses into one LAYERNORM step with rms set; the reciprocal as Div(1, .) or Reciprocal, the
+   weight on either side of the last Mul. */
+static void rmsnorm_case(xb_suite *s, xb_dims x, bool reciprocal_op, bool weight_first)
+{
+    int64_t n = x.d[x.rank - 1];
+    xb_case *c = xb_case_begin(s, 17, XB_REDUCES, "RMSNorm [..,%lld] %s, weight %s", (long long)n,
+                               reciprocal_op ? "Reciprocal" : "Div(1, .)", weight_first ? "first" : "second");
+    xb_input(c, "x", x, -3, 3);
+    xb_weight_values(c, "two", XB_SCALAR, (const float[]){2.0f});
+    xb_weight_values(c, "eps", XB_SCALAR, (const float[]){1e-6f});
+    xb_weight_values(c, "one", XB_SCALAR, (const float[]){1.0f});
+    xb_weight(c, "w", XB_DIMS(n), 0.5f, 1.5f);
+    xb_node(c, "Pow", "x,two", "sq");
+    xb_attr_ints(c, xb_node(c, "ReduceMean", "sq", "ms"), "axes", 1, (const int64_t[]){-1});
+    xb_node(c, "Add", "ms,eps", "v");
+    xb_node(c, "Sqrt", "v", "r");
+    if (reciprocal_op)
+        xb_node(c, "Reciprocal", "r", "inv");
+    else
+        xb_node(c, "Div", "one,r", "inv");
+    xb_node(c, "Mul", "x,inv", "xn");
+    xb_node(c, "Mul", weight_first ? "w,xn" : "xn,w", "y");
+    xb_output(c, "y");
+    xb_case_run(c);
+}
+
+static void cases_rows(xb_suite *s)
+{
+    reduce_mean_case(s, 13, -1, 1, XB_DIMS(3, 5, 33));
+    reduce_mean_case(s, 13, 1, 0, XB_DIMS(7, 65));
+    reduce_mean_case(s, 18, -1, 0, XB_DIMS(2, 9, 17));
+    reduce_mean_case(s, 18, 0, 1, XB_DIMS(4, 6));
+    rmsnorm_case(s, XB_DIMS(2, 5, 64), false, false);
+    rmsnorm_case(s, XB_DIMS(3, 33), true, true);
+    rmsnorm_case(s, XB_DIMS(1, 4, 130), false, true);
+}
+
 int main(void)
 {
     xb_suite *s = xb_suite_create();
@@ -457,5 +517,6 @@ int main(void)
     cases_matmul(s);
     cases_conv(s);
     cases_fused(s);
+    cases_rows(s);
     return xb_suite_finish(s);
 }

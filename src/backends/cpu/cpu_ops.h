@@ -135,11 +135,14 @@ typedef struct kiln_cpu_softmax_params {
     uint32_t log, reserved;
 } kiln_cpu_softmax_params;
 
-/* LayerNormalization over the last n elements of outer rows; scale/bias of length n. */
+/* LayerNormalization over the last n elements of outer rows; scale/bias of length n. With rms
+ * set, RMS normalisation (LLaMA's RMSNorm): no mean is taken out,
+ * y = x / sqrt(mean(x^2) + epsilon) * scale (+ bias). */
 typedef struct kiln_cpu_layernorm_params {
     int64_t outer, n;
     float epsilon;
     uint32_t has_bias;
+    uint32_t rms, reserved;
 } kiln_cpu_layernorm_params;
 
 /* y[n, c, i] = x[n, c, i] * scale[c] + shift[c] for i < inner, then act. */

@@ -14,6 +14,8 @@
  *   step -> {Sigmoid, Mul(x, sigmoid)}     act = SiLU
  *   step -> {Div(x, sqrt2) -> Erf -> Add(1), Mul(x, .)} -> Mul(0.5)   act = GELU (erf form)
  *   Sigmoid(x) -> Mul(x, sigmoid)          UNARY SiLU
+ *   Pow(x, 2) -> ReduceMean(-1) -> Add(eps) -> Sqrt -> 1/. -> Mul(x, .) -> Mul(w)
+ *                                          LAYERNORM rms (RMSNorm), scale w
  */
 #include <math.h>
 #include <string.h>
@@ -264,8 +266,88 @@ static bool fuse_sigmoid_mul(aot_lowering *L, size_t k, aot_step_desc *d, int32_
     return true;
 }
 
+/* ---- RMSNorm ----------------------------------------------------------------------------------- */
+
+/* Node c, reading v, is ReduceMean over v's last axis keeping it (lowered as a GEMM against a
+   column of ones, aot_ops_norm.c); n out: the length of that axis. */
+static bool is_row_mean(aot_lowering *L, int64_t c, int32_t v, int64_t *n)
+{
+    if (c < 0 || strcmp(L->g->nodes[c].node->op, "ReduceMean") != 0 || L->g->nodes[c].inputs[0] != v) return false;
+    const kiln_tensor *x = &L->g->values[v].t, *m = &L->g->values[output_of(L, c)].t;
+    if (m->rank != x->rank || x->rank < 1 || m->shape[x->rank - 1] != 1) return false;
+    for (uint32_t i = 0; i + 1 < x->rank; i++)
+        if (m->shape[i] != x->shape[i]) return false;
+    aot_node_view view;
+    aot_step_desc d;
+    aot_view_node(L, (size_t)c, &view);
+    *n = x->shape[x->rank - 1];
+    return aot_describe(view.node, view.in, view.out, NULL, &d) && d.op == KILN_CPU_OP_GEMM && d.params.gemm.K == *n;
+}
+
+/* Node c is 1 / v: Div(1, v) or Reciprocal(v). */
+static bool is_reciprocal_of(aot_lowering *L, int64_t c, int32_t v)
+{
+    aot_step_desc d;
+    float one;
+    if (is_act(L, c, v, KILN_CPU_ACT_RECIPROCAL, &d)) return true;
+    return binary_with_scalar(L, c, v, KILN_CPU_BIN_DIV, false, &one) && one == 1.0f && L->g->nodes[c].inputs[1] == v;
+}
+
+/* Node c is Mul(v, w) in either order with w a constant of n floats (the RMSNorm weight); w
+   out. */
+static bool is_mul_by_row_weight(aot_lowering *L, int64_t c, int32_t v, int64_t n, aot_operand *w)
+{
+    aot_step_desc d;
+    if (!describe_as(L, c, KILN_CPU_OP_BINARY, v, &d) || d.params.binary.kind != KILN_CPU_BIN_MUL) return false;
+    const kiln_cpu_aot_node *node = &L->g->nodes[c];
+    int at = node->inputs[0] == v ? 0 : 1;
+    if (node->inputs[at] != v || node->inputs[1 - at] == v) return false;
+    *w = d.in[1 - at];
+    return w->kind == AOT_OPERAND_WEIGHT && w->t.data && aot_numel(&w->t) == n && w->t.shape[w->t.rank - 1] == n;
+}
+
+/* Pow(x, 2) -> ReduceMean(last axis) -> Add(eps) -> Sqrt -> 1 / . -> Mul(x, .) -> Mul(., w):
+   LLaMA's RMSNorm as PyTorch exports it, one LAYERNORM step with rms set. */
+static bool fuse_rmsnorm(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y)
+{
+    if (d->op != KILN_CPU_OP_BINARY || d->params.binary.kind != KILN_CPU_BIN_POW) return false;
+    const aot_operand *two = &d->in[1];
+    if (two->kind != AOT_OPERAND_WEIGHT || !two->t.data || aot_numel(&two->t) != 1 || *(const float *)two->t.data != 2.0f)
+        return false;
+    int32_t x = L->g->nodes[k].inputs[0];
+    int64_t n, mean = only_reader(L, k, *y);
+    if (!is_row_mean(L, mean, *y, &n)) return false;
+    float eps;
+    int64_t add = only_reader(L, k, output_of(L, mean));
+    if (!binary_with_scalar(L, add, output_of(L, mean), KILN_CPU_BIN_ADD, false, &eps) || !(eps >= 0.0f && isfinite(eps)))
+        return false;
+    aot_step_desc step;
+    int64_t root = only_reader(L, k, output_of(L, add));
+    if (!is_act(L, root, output_of(L, add), KILN_CPU_ACT_SQRT, &step)) return false;
+    int64_t inv = only_reader(L, k, output_of(L, root));
+    if (!is_reciprocal_of(L, inv, output_of(L, root))) return false;
+    int64_t scaled = only_reader(L, k, output_of(L, inv));
+    if (!is_mul_of(L, scaled, x, output_of(L, inv))) return false;
+    aot_operand w;
+    int64_t weighted = only_reader(L, k, output_of(L, scaled));
+    if (!is_mul_by_row_weight(L, weighted, output_of(L, scaled), n, &w)) return false;
+    aot_operand in_x = d->in[0];
+    memset(&d->params, 0, sizeof d->params);
+    d->op = KILN_CPU_OP_LAYERNORM;
+    d->n_inputs = 3;
+    d->params.layernorm = (kiln_cpu_layernorm_params){
+        .outer = aot_numel(&L->g->values[x].t) / n, .n = n, .epsilon = eps, .rms = 1};
+    d->in[0] = in_x;
+    d->in[1] = w;
+    d->in[2] = (aot_operand){.kind = AOT_OPERAND_ABSENT, .input = -1};
+    L->absorbed[mean] = L->absorbed[add] = L->absorbed[root] = L->absorbed[inv] = L->absorbed[scaled] = true;
+    absorb(L, weighted, y);
+    return true;
+}
+
 void aot_fuse_node(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y)
 {
+    if (fuse_rmsnorm(L, k, d, y)) return;
     if (d->op == KILN_CPU_OP_CONV2D) fold_batchnorm(L, k, d, y);
     if (d->op == KILN_CPU_OP_GEMM) {
         fuse_scale(L, k, d, y);

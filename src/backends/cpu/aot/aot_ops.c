@@ -13,54 +13,60 @@
 
 typedef bool (*describe_fn)(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
                             aot_step_desc *d);
+/* For ops whose step carries weights the lowering computes (in the arena; NULL when only asked
+   whether the node is supported). */
+typedef bool (*describe_arena_fn)(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
+                                  kiln_arena *arena, aot_step_desc *d);
 
 typedef struct op_entry {
     const char *op;
-    describe_fn describe;   /* NULL: BatchNormalization, which needs the arena */
+    describe_fn describe;
+    describe_arena_fn describe_arena; /* when describe is NULL */
 } op_entry;
 
 static const op_entry op_table[] = {
-    {"Gemm", aot_describe_gemm},
-    {"MatMul", aot_describe_matmul},
-    {"Conv", aot_describe_conv},
-    {"Add", aot_describe_binary},
-    {"Sub", aot_describe_binary},
-    {"Mul", aot_describe_binary},
-    {"Div", aot_describe_binary},
-    {"Max", aot_describe_binary},
-    {"Min", aot_describe_binary},
-    {"Pow", aot_describe_binary},
-    {"Relu", aot_describe_unary},
-    {"LeakyRelu", aot_describe_unary},
-    {"Clip", aot_describe_unary},
-    {"Sigmoid", aot_describe_unary},
-    {"Tanh", aot_describe_unary},
-    {"HardSigmoid", aot_describe_unary},
-    {"HardSwish", aot_describe_unary},
-    {"Elu", aot_describe_unary},
-    {"Exp", aot_describe_unary},
-    {"Log", aot_describe_unary},
-    {"Sqrt", aot_describe_unary},
-    {"Neg", aot_describe_unary},
-    {"Abs", aot_describe_unary},
-    {"Erf", aot_describe_unary},
-    {"Reciprocal", aot_describe_unary},
-    {"Softplus", aot_describe_unary},
-    {"Softmax", aot_describe_softmax},
-    {"LogSoftmax", aot_describe_softmax},
-    {"LayerNormalization", aot_describe_layernorm},
-    {"BatchNormalization", NULL},
-    {"MaxPool", aot_describe_pool},
-    {"AveragePool", aot_describe_pool},
-    {"GlobalAveragePool", aot_describe_pool},
-    {"GlobalMaxPool", aot_describe_pool},
-    {"Reshape", aot_describe_copy},
-    {"Flatten", aot_describe_copy},
-    {"Squeeze", aot_describe_copy},
-    {"Unsqueeze", aot_describe_copy},
-    {"Identity", aot_describe_copy},
-    {"Dropout", aot_describe_copy},
-    {"Transpose", aot_describe_transpose},
+    {"Gemm", aot_describe_gemm, NULL},
+    {"MatMul", aot_describe_matmul, NULL},
+    {"Conv", aot_describe_conv, NULL},
+    {"Add", aot_describe_binary, NULL},
+    {"Sub", aot_describe_binary, NULL},
+    {"Mul", aot_describe_binary, NULL},
+    {"Div", aot_describe_binary, NULL},
+    {"Max", aot_describe_binary, NULL},
+    {"Min", aot_describe_binary, NULL},
+    {"Pow", aot_describe_binary, NULL},
+    {"Relu", aot_describe_unary, NULL},
+    {"LeakyRelu", aot_describe_unary, NULL},
+    {"Clip", aot_describe_unary, NULL},
+    {"Sigmoid", aot_describe_unary, NULL},
+    {"Tanh", aot_describe_unary, NULL},
+    {"HardSigmoid", aot_describe_unary, NULL},
+    {"HardSwish", aot_describe_unary, NULL},
+    {"Elu", aot_describe_unary, NULL},
+    {"Exp", aot_describe_unary, NULL},
+    {"Log", aot_describe_unary, NULL},
+    {"Sqrt", aot_describe_unary, NULL},
+    {"Neg", aot_describe_unary, NULL},
+    {"Abs", aot_describe_unary, NULL},
+    {"Erf", aot_describe_unary, NULL},
+    {"Reciprocal", aot_describe_unary, NULL},
+    {"Softplus", aot_describe_unary, NULL},
+    {"Softmax", aot_describe_softmax, NULL},
+    {"LogSoftmax", aot_describe_softmax, NULL},
+    {"LayerNormalization", aot_describe_layernorm, NULL},
+    {"BatchNormalization", NULL, aot_describe_batchnorm},
+    {"ReduceMean", NULL, aot_describe_reduce_mean},
+    {"MaxPool", aot_describe_pool, NULL},
+    {"AveragePool", aot_describe_pool, NULL},
+    {"GlobalAveragePool", aot_describe_pool, NULL},
+    {"GlobalMaxPool", aot_describe_pool, NULL},
+    {"Reshape", aot_describe_copy, NULL},
+    {"Flatten", aot_describe_copy, NULL},
+    {"Squeeze", aot_describe_copy, NULL},
+    {"Unsqueeze", aot_describe_copy, NULL},
+    {"Identity", aot_describe_copy, NULL},
+    {"Dropout", aot_describe_copy, NULL},
+    {"Transpose", aot_describe_transpose, NULL},
 };
 
 const kiln_tensor *aot_input(const kiln_node *node, const kiln_tensor *const *in, size_t i)
@@ -114,7 +120,7 @@ bool aot_describe(const kiln_node *node, const kiln_tensor *const *in, const kil
     if (!e || !aot_is_f32(out[0]) || !aot_is_f32(in[0])) return false;
     for (size_t j = 1; j < node->n_outputs; j++)
         if (out[j]) return false; /* Indices, Mask, Mean ... are not produced by the steps */
-    bool ok = e->describe ? e->describe(node, in, out[0], d) : aot_describe_batchnorm(node, in, out[0], arena, d);
+    bool ok = e->describe ? e->describe(node, in, out[0], d) : e->describe_arena(node, in, out[0], arena, d);
     for (uint32_t i = 0; ok && i < d->n_inputs; i++)
         if (d->in[i].kind == AOT_OPERAND_WEIGHT && !aot_is_f32(&d->in[i].t)) ok = false;
     return ok;

@@ -94,6 +94,8 @@ bool aot_describe_layernorm(const kiln_node *node, const kiln_tensor *const *in,
                             aot_step_desc *d);
 bool aot_describe_batchnorm(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
                             kiln_arena *arena, aot_step_desc *d);
+bool aot_describe_reduce_mean(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
+                              kiln_arena *arena, aot_step_desc *d);
 bool aot_describe_copy(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
 bool aot_describe_transpose(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
                             aot_step_desc *d);

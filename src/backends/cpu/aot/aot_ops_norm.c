@@ -1,4 +1,5 @@
-/* aot_ops_norm.c — Softmax/LogSoftmax, LayerNormalization and inference BatchNormalization.
+/* aot_ops_norm.c — Softmax/LogSoftmax, LayerNormalization, row means and inference
+ * BatchNormalization.
  *
  * Layer: backends/cpu/aot (internal, see aot_ops.h).
  *  - Softmax: before opset 13 the input is coerced to 2-D at `axis` (default 1), so a row is the
@@ -6,6 +7,10 @@
  *    with stride inner. Both are SOFTMAX's (outer, n, inner).
  *  - LayerNormalization: rows of the trailing product from `axis`; Scale and B must cover exactly
  *    those dims (anything that would broadcast them further stays portable).
+ *  - ReduceMean over the last axis only becomes a GEMM against a column of ones with alpha 1/n:
+ *    no reduction kernel of its own, and the RMSNorm that LLaMA-style models export (Pow,
+ *    ReduceMean, Add, Sqrt, Div, Mul, Mul) stays in one partition, where the lowering fuses it
+ *    into a LAYERNORM with rms set (aot_fuse.c).
  *  - BatchNormalization with its estimated statistics becomes CHANNEL_AFFINE: scale = gamma /
  *    sqrt(var + epsilon), shift = beta - mean * scale, computed once here (in double) from the
  *    constant parameters. Training mode, non-spatial (opset < 9) and non-constant parameters
@@ -121,5 +126,53 @@ bool aot_describe_batchnorm(const kiln_node *node, const kiln_tensor *const *in,
     d->in[0] = aot_operand_of(node, in, 0);
     d->in[1] = channel_weight(scale, c);
     d->in[2] = channel_weight(shift, c);
+    return true;
+}
+
+/* The axes of a ReduceMean: the attribute before opset 18, a constant input from 18. One axis,
+   the last, is all the GEMM form takes. */
+static bool reduces_last_axis(const kiln_node *node, const kiln_tensor *const *in, int64_t rank)
+{
+    int64_t axis;
+    if (node->opset < 18) {
+        const int64_t *axes = NULL;
+        if (kiln_node_attr_ints(node, "axes", &axes) != 1) return false;
+        axis = axes[0];
+    } else {
+        const kiln_tensor *a = aot_input(node, in, 1);
+        if (!a || !a->data || a->dtype != KILN_DTYPE_I64 || kiln_tensor_numel(a) != 1) return false;
+        axis = kiln_tensor_get_i64(a, 0);
+    }
+    return kiln_axis_normalize(axis, rank, &axis) && axis == rank - 1;
+}
+
+bool aot_describe_reduce_mean(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
+                              kiln_arena *arena, aot_step_desc *d)
+{
+    const kiln_tensor *x = in[0];
+    int64_t rank = x->rank;
+    if (rank < 1 || !reduces_last_axis(node, in, rank)) return false;
+    int64_t n = x->shape[rank - 1], rows = aot_numel(x) / n;
+    if (aot_numel(y) != rows) return false; /* keepdims or not: the same rows x 1 bytes */
+    float *ones = NULL;
+    if (arena) {
+        ones = KILN_ARENA_ARRAY(arena, float, (size_t)n);
+        if (!ones) return false;
+        for (int64_t i = 0; i < n; i++) ones[i] = 1.0f;
+    }
+    kiln_cpu_gemm_params *p = &d->params.gemm;
+    d->op = KILN_CPU_OP_GEMM;
+    d->n_inputs = 3;
+    p->M = rows, p->N = 1, p->K = n, p->batch = 1;
+    p->lda = n, p->ldb = 1, p->ldy = 1;
+    p->alpha = (float)(1.0 / (double)n);
+    p->b_packed = 1;
+    d->in[0] = aot_operand_of(node, in, 0);
+    kiln_tensor column = {.dtype = KILN_DTYPE_F32, .rank = 2, .shape = {n, 1}, .data = ones};
+    d->in[1] = aot_weight_raw(&column);
+    d->in[1].form = AOT_FORM_PACK_B;
+    d->in[1].k = n;
+    d->in[1].n = 1;
+    d->in[2] = (aot_operand){.kind = AOT_OPERAND_ABSENT, .input = -1};
     return true;
 }

@@ -360,7 +360,7 @@ static kiln_status validate_softmax(const kiln_cpu_softmax_params *p, const step
 static kiln_status validate_layernorm(const kiln_cpu_layernorm_params *p, const step_io *io)
 {
     KILN_CHECK(in_range(p->outer, 0, COUNT_MAX) && in_range(p->n, 0, COUNT_MAX), BAD);
-    KILN_CHECK(p->has_bias <= 1 && isfinite(p->epsilon), BAD);
+    KILN_CHECK(p->has_bias <= 1 && p->rms <= 1 && isfinite(p->epsilon), BAD);
     int64_t count;
     KILN_CHECK(mul3(p->outer, p->n, 1, &count), BAD);
     KILN_TRY(out_count_is(io, count));

@@ -2,7 +2,8 @@
  *
  * Layer: backends/cpu/kernels/generic. As the portable kernel (norm_layer.c): statistics in
  * double, the population variance of the two-pass form, epsilon added to it under the square
- * root: y = (x - mean) / sqrt(var + epsilon) * scale + bias. x == y is allowed.
+ * root: y = (x - mean) / sqrt(var + epsilon) * scale + bias; RMS normalisation is the same with
+ * mean 0. x == y is allowed.
  */
 #include <math.h>
 
@@ -25,7 +26,7 @@ static void layernorm_rows(const void *ctx, int64_t lo, int64_t hi)
         const float *xr = x + r * p->n;
         float *yr = y + r * p->n;
         double mean = 0.0, var = 0.0;
-        for (int64_t j = 0; j < p->n; j++) mean += xr[j];
+        for (int64_t j = 0; j < p->n && !p->rms; j++) mean += xr[j];
         mean /= (double)p->n;
         for (int64_t j = 0; j < p->n; j++) var += (xr[j] - mean) * (xr[j] - mean);
         var /= (double)p->n;

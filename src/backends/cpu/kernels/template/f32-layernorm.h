@@ -3,7 +3,8 @@
  *
  * Layer: backends/cpu/kernels (template). As generic/f32-layernorm-generic.c: per row the mean,
  * then the mean of squared deviations from it (two passes, population variance), epsilon added
- * under the square root; the sums run in float lanes, 1 / sqrt in double. x == y is allowed.
+ * under the square root (RMS normalisation: mean 0, one pass); the sums run in float lanes,
+ * 1 / sqrt in double. x == y is allowed.
  * The float sums overflow where the reference's double ones do not only for |x| past ~1e19.
  */
 #include <math.h>
@@ -46,7 +47,7 @@ static void layernorm_rows(const void *ctx, int64_t lo, int64_t hi)
            sums deviations from the row's first element: a row far from zero relative to its
            spread (x in [1000, 1001]) would otherwise lose the spread to float rounding of the
            large sum, which the reference's double sums keep. */
-        float mean = xr[0] + row_sum(xr, n, xr[0], false) / (float)n;
+        float mean = p->rms ? 0.0f : xr[0] + row_sum(xr, n, xr[0], false) / (float)n;
         float var = row_sum(xr, n, mean, true) / (float)n;
         const vf vmean = vf_set1(mean), inv = vf_set1((float)(1.0 / sqrt((double)var + (double)p->epsilon)));
         size_t i = 0;

@@ -1,0 +1,98 @@
+/* test_compile_fusion.c — what the lowering makes of fusable chains, read from the compiled
+ * context binary: LLaMA's RMSNorm (Pow, ReduceMean, Add, Sqrt, Div, Mul, Mul) becomes one
+ * LAYERNORM step with rms set and the model's epsilon; the same chain whose weight is not a
+ * constant keeps its steps (the row mean as a GEMM). The numbers are checked against the
+ * portable kernels in test_cross_backend_linear; this test pins the structure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/rt/ctxbin_reader.h"
+#include "core/alloc.h"
+#include "kiln/compiler.h"
+#include "onnx_builder.h"
+#include "unit_expect.h"
+
+#define N 48
+
+/* x [2,5,N] -> RMSNorm -> y; the weight a constant, or a second graph input. */
+static void rmsnorm_model(bool weight_is_input, uint8_t **data, size_t *size)
+{
+    static float w[N], two = 2.0f, eps = 1e-5f, one = 1.0f;
+    for (int i = 0; i < N; i++) w[i] = 0.5f + (float)i / N;
+    onnx_builder *b = onnx_builder_create(17);
+    int64_t xs[3] = {2, 5, N}, ws[1] = {N};
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 3, xs);
+    if (weight_is_input)
+        onnx_builder_input(b, "w", ONNX_BUILDER_FLOAT, 1, ws);
+    else
+        onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 1, ws, w, sizeof w);
+    onnx_builder_initializer(b, "two", ONNX_BUILDER_FLOAT, 0, NULL, &two, sizeof two);
+    onnx_builder_initializer(b, "eps", ONNX_BUILDER_FLOAT, 0, NULL, &eps, sizeof eps);
+    onnx_builder_initializer(b, "one", ONNX_BUILDER_FLOAT, 0, NULL, &one, sizeof one);
+    static const int64_t last[1] = {-1};
+    onnx_builder_node(b, "Pow", "x,two", "sq");
+    onnx_builder_attr_ints(b, onnx_builder_node(b, "ReduceMean", "sq", "ms"), "axes", 1, last);
+    onnx_builder_node(b, "Add", "ms,eps", "v");
+    onnx_builder_node(b, "Sqrt", "v", "r");
+    onnx_builder_node(b, "Div", "one,r", "inv");
+    onnx_builder_node(b, "Mul", "x,inv", "xn");
+    onnx_builder_node(b, "Mul", "xn,w", "y");
+    onnx_builder_output(b, "y");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
+}
+
+/* Compiles for the generic target and counts the steps of each op in its one graph. */
+static void compiled_steps(bool weight_is_input, uint32_t counts[16], kiln_cpu_layernorm_params *ln)
+{
+    uint8_t *onnx = NULL;
+    size_t onnx_size = 0;
+    rmsnorm_model(weight_is_input, &onnx, &onnx_size);
+    static const char *const target[1] = {"generic"};
+    kiln_compile_method m = {"forward", NULL, onnx, onnx_size};
+    kiln_compile_options opt = {.struct_size = sizeof opt, .targets = target, .n_targets = 1};
+    void *program = NULL;
+    size_t size = 0;
+    char message[512] = "";
+    kiln_status st = kiln_compile_memory(&opt, &m, 1, &program, &size, message, sizeof message);
+    if (st != KILN_OK) fprintf(stderr, "compile: %s\n", message);
+    REQUIRE(st == KILN_OK);
+    const uint8_t *bytes = program, *ctx = NULL;
+    for (size_t at = 0; at + KILN_CTX_HEADER_SIZE <= size && !ctx; at += 64)
+        if (memcmp(bytes + at, KILN_CTX_MAGIC, 8) == 0) ctx = bytes + at;
+    REQUIRE(ctx);
+    kiln_ctxbin bin;
+    REQUIRE(kiln_ctxbin_open(&bin, ctx, (size_t)((const kiln_ctx_header *)ctx)->file_size, kiln_allocator_default(),
+                             message, sizeof message) == KILN_OK);
+    const kiln_ctx_graph *g = &kiln_ctxbin_graphs(&bin, &bin.records[0])[0];
+    const kiln_ctx_step *steps = kiln_ctxbin_steps(&bin, g);
+    memset(counts, 0, 16 * sizeof counts[0]);
+    for (uint32_t s = 0; s < g->n_steps; s++) {
+        if (steps[s].op < 16) counts[steps[s].op]++;
+        if (steps[s].op == KILN_CPU_OP_LAYERNORM) memcpy(ln, steps[s].params, sizeof *ln);
+    }
+    free(program);
+    free(onnx);
+}
+
+int main(void)
+{
+    uint32_t counts[16];
+    kiln_cpu_layernorm_params ln = {0};
+
+    unit_section("RMSNorm with a constant weight: one LAYERNORM step, rms set");
+    compiled_steps(false, counts, &ln);
+    EXPECT(counts[KILN_CPU_OP_LAYERNORM] == 1);
+    EXPECT(counts[KILN_CPU_OP_GEMM] == 0 && counts[KILN_CPU_OP_BINARY] == 0 && counts[KILN_CPU_OP_UNARY] == 0);
+    EXPECT(ln.rms == 1 && ln.has_bias == 0 && ln.n == N && ln.outer == 10 && ln.epsilon == 1e-5f);
+
+    unit_section("the same chain with the weight an input: no fusion, the row mean a GEMM");
+    compiled_steps(true, counts, &ln);
+    EXPECT(counts[KILN_CPU_OP_LAYERNORM] == 0);
+    EXPECT(counts[KILN_CPU_OP_GEMM] == 1);
+    EXPECT(counts[KILN_CPU_OP_BINARY] >= 3);
+    return unit_finish("test_compile_fusion");
+}
