@@ -1,12 +1,13 @@
-/* kernel-table.h — TEMPLATE: the kernel table of an ISA (kiln_cpu_kernels, cpu_kernels.h):
- * defines the static step functions that pass the including file's kit to the shared drivers
- * and `const kiln_cpu_kernels KILN_CPU_TABLE_NAME`. Include last in kernels-<isa>.c, after its
- * `static const kiln_cpu_kit kit` and after defining
+/* kernel-table.h — TEMPLATE: the kit and the kernel table of an ISA (kiln_cpu_kernels,
+ * cpu_kernels.h): defines `static const kiln_cpu_kit kit` from the ISA's functions (named by
+ * KILN_CPU_KIT_FN, see kit-decls.h), the static step functions that pass it to the shared
+ * drivers, and `const kiln_cpu_kernels KILN_CPU_TABLE_NAME`. Include last in kernels-<isa>.c,
+ * after its kernels-<isa>.h and after defining
+ *   KILN_CPU_KIT_FN(name)     the ISA's function names, as in its header (kit-decls.h)
  *   KILN_CPU_TABLE_NAME       the table's symbol (kiln_cpu_kernels_<isa>, declared in cpu_kernels.h)
  *   KILN_CPU_TABLE_ISA        its name string ("generic", "avx2", "avx512")
  *   KILN_CPU_TABLE_MR, _NR    its GEMM register tile, the kit's mr and nr
- *   KILN_CPU_TABLE_SOFTMAX    the ISA's SOFTMAX step
- *   KILN_CPU_TABLE_LAYERNORM  the ISA's LAYERNORM step
+ *   KILN_CPU_TABLE_GEMM       its GEMM microkernel
  *
  * Layer: backends/cpu/kernels (template; instantiated once per ISA directory, never compiled
  * alone). Every table has this one layout: GEMM, CONV2D, POOL2D, UNARY, BINARY and
@@ -16,9 +17,22 @@
  * its kit and these macros, and a new ISA cannot leave a slot empty by mistake.
  */
 #if !defined(KILN_CPU_TABLE_NAME) || !defined(KILN_CPU_TABLE_ISA) || !defined(KILN_CPU_TABLE_MR) ||             \
-    !defined(KILN_CPU_TABLE_NR) || !defined(KILN_CPU_TABLE_SOFTMAX) || !defined(KILN_CPU_TABLE_LAYERNORM)
-#error "kernel-table.h: define KILN_CPU_TABLE_NAME, _ISA, _MR, _NR, _SOFTMAX and _LAYERNORM first"
+    !defined(KILN_CPU_TABLE_NR) || !defined(KILN_CPU_TABLE_GEMM) || !defined(KILN_CPU_KIT_FN)
+#error "kernel-table.h: define KILN_CPU_KIT_FN, KILN_CPU_TABLE_NAME, _ISA, _MR, _NR and _GEMM first"
 #endif
+
+static const kiln_cpu_kit kit = {
+    .mr = KILN_CPU_TABLE_MR,
+    .nr = KILN_CPU_TABLE_NR,
+    .gemm = KILN_CPU_TABLE_GEMM,
+    .act = KILN_CPU_KIT_FN(f32_vact),
+    .binary = KILN_CPU_KIT_FN(f32_vbinary),
+    .scale_shift = KILN_CPU_KIT_FN(f32_vscaleshift),
+    .dwconv = KILN_CPU_KIT_FN(f32_dwconv2d),
+    .maxpool = KILN_CPU_KIT_FN(f32_maxpool2d),
+    .im2col = KILN_CPU_KIT_FN(f32_im2col),
+    .pack_rows = KILN_CPU_KIT_FN(f32_pack_rows),
+};
 
 /* A step of the table: the shared driver run on this file's kit. */
 #define KIT_STEP(name, driver)                                                                   \
@@ -45,8 +59,8 @@ const kiln_cpu_kernels KILN_CPU_TABLE_NAME = {
         [KILN_CPU_OP_POOL2D] = pool2d_step,
         [KILN_CPU_OP_UNARY] = unary_step,
         [KILN_CPU_OP_BINARY] = binary_step,
-        [KILN_CPU_OP_SOFTMAX] = KILN_CPU_TABLE_SOFTMAX,
-        [KILN_CPU_OP_LAYERNORM] = KILN_CPU_TABLE_LAYERNORM,
+        [KILN_CPU_OP_SOFTMAX] = KILN_CPU_KIT_FN(f32_softmax),
+        [KILN_CPU_OP_LAYERNORM] = KILN_CPU_KIT_FN(f32_layernorm),
         [KILN_CPU_OP_CHANNEL_AFFINE] = affine_step,
         [KILN_CPU_OP_COPY] = kiln_cpu_x_copy__generic,
         [KILN_CPU_OP_TRANSPOSE] = kiln_cpu_x_transpose__generic,
