@@ -30,7 +30,8 @@ static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t
     return (ceil_mode ? (span + s - 1) / s : span / s) + 1;
 }
 
-static void test_conv_case(const conv_case *c)
+/* winograd: the case as a Winograd F(2x2, 3x3) step (3x3, unit strides, one group). */
+static void test_conv_case(const conv_case *c, bool winograd)
 {
     char what[200];
     int64_t OH = window_out(c->H, c->KH, c->sh, c->pt + c->pb, c->dh, false);
@@ -42,7 +43,7 @@ static void test_conv_case(const conv_case *c)
              (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->M, (long long)c->KH,
              (long long)c->KW, (long long)c->sh, (long long)c->sw, (long long)c->pt, (long long)c->pl,
              (long long)c->pb, (long long)c->pr, (long long)c->dh, (long long)c->dw, (long long)c->group,
-             depthwise ? " dw" : "");
+             depthwise ? " dw" : winograd ? " winograd" : "");
     int64_t nx = c->N * c->C * c->H * c->W, nw = c->M * K, ny = c->N * c->M * OH * OW;
     tbuf *X = tb_f32(nx), *Wraw = tb_f32(nw), *bias = c->bias ? tb_f32(c->M) : NULL, *Y = tb_f32(ny);
     fill(tb_data(X), nx, 1.0f);
@@ -73,7 +74,10 @@ static void test_conv_case(const conv_case *c)
         const table *tb = &tables[t];
         if (!tb->runnable) continue;
         tbuf *Wp = Wraw;
-        if (!depthwise) {
+        if (winograd) {
+            Wp = tb_f32((int64_t)(kiln_cpu_pack_winograd_size(c->M, c->C, tb->k->gemm_mr) / sizeof(float)));
+            kiln_cpu_pack_winograd(w, c->M, c->C, tb->k->gemm_mr, tb_data(Wp));
+        } else if (!depthwise) {
             size_t group_bytes = kiln_cpu_pack_a_size(mg, K, tb->k->gemm_mr);
             Wp = tb_f32((int64_t)(group_bytes / sizeof(float) * (size_t)c->group));
             for (int64_t g = 0; g < c->group; g++)
@@ -83,7 +87,8 @@ static void test_conv_case(const conv_case *c)
         kiln_cpu_conv_params p = {.N = c->N, .C = c->C, .H = c->H, .W = c->W, .M = c->M, .OH = OH, .OW = OW,
                                   .KH = c->KH, .KW = c->KW, .stride_h = c->sh, .stride_w = c->sw, .pad_top = c->pt,
                                   .pad_left = c->pl, .dil_h = c->dh, .dil_w = c->dw, .group = c->group,
-                                  .has_bias = (uint8_t)c->bias, .depthwise = depthwise, .act = *act};
+                                  .has_bias = (uint8_t)c->bias, .depthwise = depthwise, .winograd = winograd,
+                                  .act = *act};
         tbuf *in[3] = {X, Wp, bias}, *out[1] = {Y};
         if (run_step(tb, KILN_CPU_OP_CONV2D, &p, in, 3, out, 1, what))
             check_output(tb, tb_data(Y), ref, ny, SUM_RTOL, sum_atol(K), what);
@@ -125,7 +130,21 @@ static void test_conv(void)
         {1, 3, 2, 2, 4, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0},    /* window larger than input: 0 x 0 */
         {1, 3, 4, 4, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* no output channels */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv_case(&cases[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv_case(&cases[i], false);
+    /* Winograd F(2x2, 3x3): odd and even output sizes (partial tiles), pads 0 to 2, tile rows
+       wider than a vector and than a V panel, chunks of tiles and row ranges, every activation. */
+    static const conv_case winograd[] = {
+        /* N  C   H   W   M  KH KW sh sw pt pl pb pr dh dw  g  bias act */
+        {1, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
+        {2, 5, 7, 9, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 4, 9, 8, 6, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 2},
+        {1, 6, 5, 11, 7, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 3},
+        {1, 8, 3, 75, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4},  /* tile rows of 38 */
+        {1, 16, 28, 28, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 196 tiles */
+        {2, 64, 7, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5},  /* 16 tiles, K blocks, ranges */
+        {1, 3, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* 1x1 output: one partial tile */
+    };
+    for (size_t i = 0; i < sizeof winograd / sizeof winograd[0]; i++) test_conv_case(&winograd[i], true);
 }
 
 /* ---- POOL2D ---- */

@@ -238,6 +238,13 @@ static void cases_conv(xb_suite *s)
          XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
         {"1600 pixels past the im2col chunk [1,3,40,40] -> 8", XB_DIMS(1, 3, 40, 40), 8, 1, XB_DIMS(3, 3), NONE,
          XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+        /* Winograd F(2x2, 3x3): 3x3, unit strides, C and M >= 32, at least 32 tiles. */
+        {"Winograd 3x3 pad 1 [2,32,15,17] -> 40", XB_DIMS(2, 32, 15, 17), 40, 1, XB_DIMS(3, 3), NONE,
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+        {"Winograd 3x3 no pad, no bias [1,48,14,16] -> 33", XB_DIMS(1, 48, 14, 16), 33, 1, XB_DIMS(3, 3), NONE, NONE,
+         NONE, 0, 1},
+        {"Winograd 3x3 pads 2,0,1,2 [1,64,21,12] -> 64", XB_DIMS(1, 64, 21, 12), 64, 1, XB_DIMS(3, 3), NONE,
+         XB_DIMS(2, 0, 1, 2), NONE, 0, 0},
         {"1-D k3 pad 1 [2,5,33] -> 7", XB_DIMS(2, 5, 33), 7, 1, XB_DIMS(3), NONE, XB_DIMS(1, 1), NONE, 0, 0},
         {"1-D k5 stride 2 dilation 2 pads 3,1 [1,4,65] -> 9", XB_DIMS(1, 4, 65), 9, 1, XB_DIMS(5), XB_DIMS(2),
          XB_DIMS(3, 1), XB_DIMS(2), 0, 0},

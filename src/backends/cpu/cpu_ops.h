@@ -93,7 +93,10 @@ typedef struct kiln_cpu_gemm_params {
 typedef struct kiln_cpu_conv_params {
     int64_t N, C, H, W, M, OH, OW, KH, KW;
     int64_t stride_h, stride_w, pad_top, pad_left, dil_h, dil_w, group;
-    uint8_t has_bias, depthwise, reserved[6];
+    uint8_t has_bias, depthwise;
+    uint8_t winograd;               /* 3x3, unit strides and dilation, one group: Winograd
+                                       F(2x2, 3x3), filters as kiln_cpu_pack_winograd holds them */
+    uint8_t reserved[5];
     kiln_cpu_act act;
 } kiln_cpu_conv_params;
 

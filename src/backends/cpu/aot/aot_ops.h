@@ -29,6 +29,8 @@ typedef enum aot_weight_form {
     AOT_FORM_PACK_B = 1,    /* kiln_cpu_pack_b(data, k, n, trans, NR): GEMM B panels */
     AOT_FORM_PACK_A = 2,    /* groups x kiln_cpu_pack_a(data + g * rows * k, rows, k, 0, MR), back to
                                back: convolution filters, one panel set per group */
+    AOT_FORM_WINOGRAD = 3,  /* kiln_cpu_pack_winograd(data, rows, k, MR): 3x3 filters of rows
+                               outputs and k inputs, transformed for Winograd F(2x2, 3x3) */
 } aot_weight_form;
 
 typedef enum aot_operand_kind {

@@ -71,6 +71,7 @@ kiln_status aot_pool_add(aot_pool *pool, const void *data, size_t size, bool own
 static size_t packed_size(const aot_operand *w, const kiln_cpu_kernels *k)
 {
     if (w->form == AOT_FORM_PACK_B) return kiln_cpu_pack_b_size(w->k, w->n, k->gemm_nr);
+    if (w->form == AOT_FORM_WINOGRAD) return kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_mr);
     return (size_t)w->groups * kiln_cpu_pack_a_size(w->rows, w->k, k->gemm_mr);
 }
 
@@ -79,6 +80,10 @@ static void pack(const aot_operand *w, const kiln_cpu_kernels *k, float *dst)
     const float *src = w->t.data;
     if (w->form == AOT_FORM_PACK_B) {
         kiln_cpu_pack_b(src, w->k, w->n, w->trans, k->gemm_nr, dst);
+        return;
+    }
+    if (w->form == AOT_FORM_WINOGRAD) {
+        kiln_cpu_pack_winograd(src, w->rows, w->k, k->gemm_mr, dst);
         return;
     }
     size_t group_floats = kiln_cpu_pack_a_size(w->rows, w->k, k->gemm_mr) / sizeof(float);

@@ -71,6 +71,20 @@ typedef void (*kiln_cpu_im2col_fn)(const kiln_cpu_conv_params *p, const float *x
 typedef void (*kiln_cpu_pack_rows_fn)(const float *src, int64_t rs, int64_t live, int64_t kc, uint32_t width,
                                       float *dst);
 
+/* Winograd F(2x2, 3x3) (conv params with winograd set). Tile t of an image covers output rows
+ * 2 * (t / TW) + {0, 1} and columns 2 * (t % TW) + {0, 1}, TW = ceil(OW / 2), and reads the 4 x 4
+ * input patch 2 pixels up and left of them, shifted by the pads (zero outside the input).
+ * Input transform: tiles [t0, t0 + live) of one image (x at its first channel) into V = B^T d B
+ * for every channel: 16 GEMM B operands of C rows, position xi * 4 + nu at v + pos * v_stride
+ * floats, each in nr-column panels (kiln_cpu_pack_b layout; columns past live zero). */
+typedef void (*kiln_cpu_wino_in_fn)(const kiln_cpu_conv_params *p, const float *x, int64_t t0, int64_t live,
+                                    uint32_t nr, float *v, size_t v_stride);
+/* Output transform: m holds the 16 products, position pos at m + pos * m_stride, each `rows` rows
+ * (output channels) of ldm floats (column j = tile t0 + j); y = A^T m A for those tiles into the
+ * rows' output planes (y at the first), plus bias[row] (bias may be NULL), then p->act. */
+typedef void (*kiln_cpu_wino_out_fn)(const kiln_cpu_conv_params *p, const float *m, size_t m_stride, int64_t ldm,
+                                     int64_t rows, int64_t t0, int64_t live, const float *bias, float *y);
+
 typedef struct kiln_cpu_kit {
     uint32_t mr, nr;                /* GEMM register tile = packing layout of weights */
     kiln_cpu_gemm_ukernel gemm;
@@ -81,6 +95,8 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_maxpool_fn maxpool;
     kiln_cpu_im2col_fn im2col;
     kiln_cpu_pack_rows_fn pack_rows;
+    kiln_cpu_wino_in_fn wino_in;
+    kiln_cpu_wino_out_fn wino_out;
 } kiln_cpu_kit;
 
 /* ---- threads (parallel.c) -----------------------------------------------------------------
@@ -182,6 +198,11 @@ kiln_status kiln_cpu_gemm_batch(const kiln_cpu_kit *kit, int64_t batch, kiln_cpu
 /* Pointwise: 1x1 kernel, unit strides, no padding — the input planes are the GEMM's B. */
 bool kiln_cpu_conv_is_pointwise(const kiln_cpu_conv_params *p);
 size_t kiln_cpu_conv_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
+/* Winograd convolutions (f32-conv2d-winograd.c): the workspace of one task, and the step on the
+   filters u as kiln_cpu_pack_winograd holds them (x, y: whole tensors; bias NULL or M floats). */
+size_t kiln_cpu_winograd_workspace(uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
+kiln_status kiln_cpu_winograd_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
+                                   const float *u, const float *bias, float *y, kiln_cpu_exec *exec);
 
 /* ---- step functions shared by every table, parameterised by the kit ------------------------ */
 kiln_status kiln_cpu_gemm_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,

@@ -47,3 +47,37 @@ void kiln_cpu_pack_a(const float *src, int64_t M, int64_t K, int trans, uint32_t
         }
     }
 }
+
+size_t kiln_cpu_pack_winograd_size(int64_t M, int64_t C, uint32_t mr)
+{
+    size_t one = kiln_cpu_pack_a_size(M, C, mr);
+    return one == SIZE_MAX || one > SIZE_MAX / 16 ? SIZE_MAX : 16 * one;
+}
+
+void kiln_cpu_pack_winograd(const float *src, int64_t M, int64_t C, uint32_t mr, float *dst)
+{
+    size_t position = kiln_cpu_pack_a_size(M, C, mr) / sizeof(float);
+    memset(dst, 0, 16 * position * sizeof(float));
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t c = 0; c < C; c++) {
+            const float *g = src + (m * C + c) * 9;
+            /* t = G g (4 x 3), then U = t G^T (4 x 4), in double: the filter is transformed once. */
+            double t[4][3], u[4][4];
+            for (int j = 0; j < 3; j++) {
+                t[0][j] = g[j];
+                t[1][j] = 0.5 * ((double)g[j] + g[3 + j] + g[6 + j]);
+                t[2][j] = 0.5 * ((double)g[j] - g[3 + j] + g[6 + j]);
+                t[3][j] = g[6 + j];
+            }
+            for (int i = 0; i < 4; i++) {
+                u[i][0] = t[i][0];
+                u[i][1] = 0.5 * (t[i][0] + t[i][1] + t[i][2]);
+                u[i][2] = 0.5 * (t[i][0] - t[i][1] + t[i][2]);
+                u[i][3] = t[i][2];
+            }
+            size_t at = (size_t)(m / mr) * (size_t)C * mr + (size_t)c * mr + (size_t)(m % mr);
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) dst[(size_t)(i * 4 + j) * position + at] = (float)u[i][j];
+        }
+    }
+}

@@ -234,9 +234,17 @@ static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const st
         KILN_CHECK(!__builtin_mul_overflow(p->C, taps, &count), BAD);
         return need_in_f32(io, 1, count);
     }
+    KILN_CHECK(mr >= 1 && mr <= PANEL_MAX, BAD);
+    if (p->winograd) {
+        KILN_CHECK(p->KH == 3 && p->KW == 3 && p->stride_h == 1 && p->stride_w == 1 && p->dil_h == 1 &&
+                       p->dil_w == 1 && p->group == 1,
+                   BAD);
+        size_t bytes = kiln_cpu_pack_winograd_size(p->M, p->C, mr);
+        KILN_CHECK(bytes != SIZE_MAX, BAD);
+        return need_in(io, 1, KILN_DTYPE_F32, bytes);
+    }
     int64_t K;
     KILN_CHECK(!__builtin_mul_overflow(p->C / p->group, taps, &K), BAD);
-    KILN_CHECK(mr >= 1 && mr <= PANEL_MAX, BAD);
     size_t group_bytes = kiln_cpu_pack_a_size(p->M / p->group, K, mr);
     uint64_t bytes;
     KILN_CHECK(group_bytes != SIZE_MAX && kiln_mul_u64(group_bytes, (uint64_t)p->group, &bytes), BAD);
@@ -251,7 +259,7 @@ static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *i
     for (size_t i = 0; i < sizeof positive / sizeof positive[0]; i++)
         KILN_CHECK(in_range(positive[i], 1, GEOMETRY_MAX), BAD);
     KILN_CHECK(p->C % p->group == 0 && p->M % p->group == 0, BAD);
-    KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1, BAD);
+    KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1 && p->winograd <= 1 && !(p->winograd && p->depthwise), BAD);
     KILN_TRY(check_act(&p->act));
 
     int64_t count;

@@ -81,6 +81,13 @@ static inline vm vm_first_mask(size_t n) { return _mm256_castsi256_ps(vm_first_i
 /* Lane i of m as bit i. */
 static inline unsigned vm_bits(vm m) { return (unsigned)_mm256_movemask_ps(m); }
 static inline vf vf_select(vm m, vf f, vf t) { return _mm256_blendv_ps(f, t, m); }
+/* a0 b0 a1 b1 ... : the first 8 into *lo, the rest into *hi. */
+static inline void vf_interleave(vf a, vf b, vf *lo, vf *hi)
+{
+    __m256 u = _mm256_unpacklo_ps(a, b), v = _mm256_unpackhi_ps(a, b); /* a0 b0 a1 b1 | a4 b4 a5 b5 ... */
+    *lo = _mm256_permute2f128_ps(u, v, 0x20);
+    *hi = _mm256_permute2f128_ps(u, v, 0x31);
+}
 /* Lanes [a, b) (a < b <= 8). */
 static inline vm vm_lanes(size_t a, size_t b)
 {

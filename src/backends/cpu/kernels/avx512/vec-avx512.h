@@ -80,6 +80,14 @@ static inline vm vm_first_mask(size_t n) { return vm_first(n); }
 static inline unsigned vm_bits(vm m) { return (unsigned)m; }
 /* t where m is set, else f. */
 static inline vf vf_select(vm m, vf f, vf t) { return _mm512_mask_blend_ps(m, f, t); }
+/* a0 b0 a1 b1 ... : the first 16 into *lo, the rest into *hi. */
+static inline void vf_interleave(vf a, vf b, vf *lo, vf *hi)
+{
+    const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i second = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    *lo = _mm512_permutex2var_ps(a, first, b);
+    *hi = _mm512_permutex2var_ps(a, second, b);
+}
 /* Lanes [a, b) (a < b <= 16). */
 static inline vm vm_lanes(size_t a, size_t b) { return (vm)(vm_first(b) & ~vm_first(a)); }
 /* Lanes in m of a * b + c; the other lanes are c unchanged (not c + a * 0). */

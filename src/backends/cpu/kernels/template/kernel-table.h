@@ -32,6 +32,8 @@ static const kiln_cpu_kit kit = {
     .maxpool = KILN_CPU_KIT_FN(f32_maxpool2d),
     .im2col = KILN_CPU_KIT_FN(f32_im2col),
     .pack_rows = KILN_CPU_KIT_FN(f32_pack_rows),
+    .wino_in = KILN_CPU_KIT_FN(f32_wino_in),
+    .wino_out = KILN_CPU_KIT_FN(f32_wino_out),
 };
 
 /* A step of the table: the shared driver run on this file's kit. */

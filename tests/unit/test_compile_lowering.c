@@ -1,8 +1,9 @@
-/* test_compile_fusion.c — what the lowering makes of fusable chains, read from the compiled
+/* test_compile_lowering.c — what the lowering makes of some graphs, read from the compiled
  * context binary: LLaMA's RMSNorm (Pow, ReduceMean, Add, Sqrt, Div, Mul, Mul) becomes one
- * LAYERNORM step with rms set and the model's epsilon; the same chain whose weight is not a
- * constant keeps its steps (the row mean as a GEMM). The numbers are checked against the
- * portable kernels in test_cross_backend_linear; this test pins the structure.
+ * LAYERNORM step with rms set and the model's epsilon, while the same chain whose weight is not a
+ * constant keeps its steps (the row mean as a GEMM); a 3x3 convolution with 32+ channels and 32+
+ * tiles becomes a Winograd step, one with fewer tiles stays direct. The numbers are checked
+ * against the portable kernels in test_cross_backend_linear; this test pins the structure.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,12 +46,27 @@ static void rmsnorm_model(bool weight_is_input, uint8_t **data, size_t *size)
     onnx_builder_destroy(b);
 }
 
-/* Compiles for the generic target and counts the steps of each op in its one graph. */
-static void compiled_steps(bool weight_is_input, uint32_t counts[16], kiln_cpu_layernorm_params *ln)
+/* x [1,32,hw,hw] -> 3x3 pad 1 convolution to 40 channels -> y. */
+static void conv_model(int64_t hw, uint8_t **data, size_t *size)
 {
-    uint8_t *onnx = NULL;
-    size_t onnx_size = 0;
-    rmsnorm_model(weight_is_input, &onnx, &onnx_size);
+    static float w[40 * 32 * 9];
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)(i % 7) * 0.01f;
+    onnx_builder *b = onnx_builder_create(13);
+    int64_t xs[4] = {1, 32, hw, hw}, ws[4] = {40, 32, 3, 3};
+    static const int64_t pads[4] = {1, 1, 1, 1};
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 4, xs);
+    onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 4, ws, w, sizeof w);
+    onnx_builder_attr_ints(b, onnx_builder_node(b, "Conv", "x,w", "y"), "pads", 4, pads);
+    onnx_builder_output(b, "y");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
+}
+
+/* Compiles the model for the generic target, counts the steps of each op in its one graph and
+   keeps the params of its last LAYERNORM and CONV2D steps. */
+static void compiled_steps(uint8_t *onnx, size_t onnx_size, uint32_t counts[16], kiln_cpu_layernorm_params *ln,
+                           kiln_cpu_conv_params *conv)
+{
     static const char *const target[1] = {"generic"};
     kiln_compile_method m = {"forward", NULL, onnx, onnx_size};
     kiln_compile_options opt = {.struct_size = sizeof opt, .targets = target, .n_targets = 1};
@@ -64,6 +80,7 @@ static void compiled_steps(bool weight_is_input, uint32_t counts[16], kiln_cpu_l
     for (size_t at = 0; at + KILN_CTX_HEADER_SIZE <= size && !ctx; at += 64)
         if (memcmp(bytes + at, KILN_CTX_MAGIC, 8) == 0) ctx = bytes + at;
     REQUIRE(ctx);
+    free(onnx);
     kiln_ctxbin bin;
     REQUIRE(kiln_ctxbin_open(&bin, ctx, (size_t)((const kiln_ctx_header *)ctx)->file_size, kiln_allocator_default(),
                              message, sizeof message) == KILN_OK);
@@ -73,26 +90,41 @@ static void compiled_steps(bool weight_is_input, uint32_t counts[16], kiln_cpu_l
     for (uint32_t s = 0; s < g->n_steps; s++) {
         if (steps[s].op < 16) counts[steps[s].op]++;
         if (steps[s].op == KILN_CPU_OP_LAYERNORM) memcpy(ln, steps[s].params, sizeof *ln);
+        if (steps[s].op == KILN_CPU_OP_CONV2D) memcpy(conv, steps[s].params, sizeof *conv);
     }
     free(program);
-    free(onnx);
 }
 
 int main(void)
 {
     uint32_t counts[16];
     kiln_cpu_layernorm_params ln = {0};
+    kiln_cpu_conv_params conv = {0};
+    uint8_t *onnx = NULL;
+    size_t size = 0;
 
     unit_section("RMSNorm with a constant weight: one LAYERNORM step, rms set");
-    compiled_steps(false, counts, &ln);
+    rmsnorm_model(false, &onnx, &size);
+    compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_LAYERNORM] == 1);
     EXPECT(counts[KILN_CPU_OP_GEMM] == 0 && counts[KILN_CPU_OP_BINARY] == 0 && counts[KILN_CPU_OP_UNARY] == 0);
     EXPECT(ln.rms == 1 && ln.has_bias == 0 && ln.n == N && ln.outer == 10 && ln.epsilon == 1e-5f);
 
     unit_section("the same chain with the weight an input: no fusion, the row mean a GEMM");
-    compiled_steps(true, counts, &ln);
+    rmsnorm_model(true, &onnx, &size);
+    compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_LAYERNORM] == 0);
     EXPECT(counts[KILN_CPU_OP_GEMM] == 1);
     EXPECT(counts[KILN_CPU_OP_BINARY] >= 3);
-    return unit_finish("test_compile_fusion");
+
+    unit_section("3x3 convolution, 32 -> 40 channels, 16x16: Winograd (64 tiles)");
+    conv_model(16, &onnx, &size);
+    compiled_steps(onnx, size, counts, &ln, &conv);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1);
+
+    unit_section("the same at 7x7: direct (16 tiles)");
+    conv_model(7, &onnx, &size);
+    compiled_steps(onnx, size, counts, &ln, &conv);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 0);
+    return unit_finish("test_compile_lowering");
 }

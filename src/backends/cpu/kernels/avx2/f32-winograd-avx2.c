@@ -1,0 +1,8 @@
+/* f32-winograd-avx2.c — TEMPLATE INSTANCE of template/f32-winograd.h for avx2: the code is in the template.
+ * Layer: backends/cpu/kernels/avx2, compiled with the avx2 flags only. */
+#include <stdbool.h>
+
+#include "backends/cpu/kernels/avx2/kernels-avx2.h"
+#include "backends/cpu/kernels/avx2/vec-avx2.h"
+#include "backends/cpu/kernels/template/window-lanes.h"
+#include "backends/cpu/kernels/template/f32-winograd.h"

@@ -1,0 +1,8 @@
+/* f32-winograd-avx512.c — TEMPLATE INSTANCE of template/f32-winograd.h for avx512: the code is in the template.
+ * Layer: backends/cpu/kernels/avx512, compiled with the avx512 flags only. */
+#include <stdbool.h>
+
+#include "backends/cpu/kernels/avx512/kernels-avx512.h"
+#include "backends/cpu/kernels/avx512/vec-avx512.h"
+#include "backends/cpu/kernels/template/window-lanes.h"
+#include "backends/cpu/kernels/template/f32-winograd.h"

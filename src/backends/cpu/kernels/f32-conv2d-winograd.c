@@ -1,0 +1,143 @@
+/* f32-conv2d-winograd.c — 3x3 convolutions by Winograd F(2x2, 3x3) (see kernel_kit.h).
+ *
+ * Layer: backends/cpu/kernels, compiled with the generic flags; the transforms and the GEMM
+ * microkernel come from the kit. Each 2x2 block of outputs (a tile) costs 16 multiplies per
+ * input channel instead of 36: the input patches are transformed (V = B^T d B, 16 values per
+ * tile and channel), multiplied as 16 GEMMs M_pos (M x tiles) = U_pos (M x C, the filters
+ * transformed at compile time) . V_pos (C x tiles), and transformed back (Y = A^T M A). The
+ * work is cut into chunks of tiles (a multiple of NR, sized so V and M stay within half of L2),
+ * and a chunk's output channels into row ranges when there are fewer chunks than threads.
+ * Workspace per task: [ V: 16 x C x TC | M: 16 x M x TC ] floats, TC tiles per chunk.
+ */
+#include <stdatomic.h>
+
+#include "backends/cpu/kernels/kernel_kit.h"
+
+/* Multiply-adds a task must have before waking a worker pays. */
+#define WINO_GRAIN ((int64_t)1 << 18)
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int64_t tiles_of(const kiln_cpu_conv_params *p) { return ceil_div(p->OH, 2) * ceil_div(p->OW, 2); }
+
+/* Bytes of workspace per tile of a chunk. */
+static size_t bytes_per_tile(const kiln_cpu_conv_params *p) { return (size_t)(16 * (p->C + p->M)) * sizeof(float); }
+
+size_t kiln_cpu_winograd_workspace(uint32_t nr, const kiln_cpu_conv_params *p, size_t l2)
+{
+    int64_t tiles = tiles_of(p);
+    if (p->N == 0 || p->M == 0 || tiles == 0) return 0;
+    int64_t tc = (int64_t)(l2 / 2 / bytes_per_tile(p)) / nr * nr, all = ceil_div(tiles, nr) * nr;
+    tc = tc < (int64_t)nr ? (int64_t)nr : tc > all ? all : tc;
+    return (size_t)tc * bytes_per_tile(p);
+}
+
+typedef struct wino_job {
+    const kiln_cpu_kit *kit;
+    const kiln_cpu_conv_params *p;
+    const float *x, *u, *bias;
+    float *y;
+    const kiln_cpu_exec *exec;
+    int64_t tc, chunks, ranges;     /* tiles per chunk, chunks per image, row ranges per chunk */
+    size_t tasks;
+    atomic_int status;
+} wino_job;
+
+static void wino_task(void *arg, size_t task)
+{
+    wino_job *j = arg;
+    const kiln_cpu_kit *kit = j->kit;
+    const kiln_cpu_conv_params *p = j->p;
+    const int64_t tiles = tiles_of(p), C = p->C, M = p->M, tc = j->tc;
+    const size_t u_stride = kiln_cpu_pack_a_size(M, C, kit->mr) / sizeof(float);
+    const size_t v_stride = (size_t)(C * tc), m_stride = (size_t)(M * tc);
+    float *v = kiln_cpu_task_workspace(j->exec, task), *m = v + 16 * v_stride;
+    int64_t lo, hi, transformed = -1;
+    kiln_cpu_split(p->N * j->chunks * j->ranges, j->tasks, task, &lo, &hi);
+    for (int64_t item = lo; item < hi; item++) {
+        int64_t chunk_id = item / j->ranges, n = chunk_id / j->chunks, t0 = chunk_id % j->chunks * tc;
+        int64_t live = tiles - t0 < tc ? tiles - t0 : tc, r0, r1;
+        if (chunk_id != transformed) {
+            kit->wino_in(p, j->x + n * C * p->H * p->W, t0, live, kit->nr, v, v_stride);
+            transformed = chunk_id;
+        }
+        kiln_cpu_split_aligned(M, kit->mr, (size_t)j->ranges, (size_t)(item % j->ranges), &r0, &r1);
+        if (r0 == r1) continue;
+        kiln_cpu_epilogue e = {1.0f, 1.0f, KILN_CPU_BIAS_NONE, NULL, {.kind = KILN_CPU_ACT_NONE}, 0};
+        for (int pos = 0; pos < 16; pos++) {
+            kiln_cpu_operand a = {j->u + pos * u_stride + (size_t)(r0 / kit->mr * C * kit->mr), 0, 0, true};
+            kiln_cpu_operand b = {v + pos * v_stride, 0, 0, true};
+            kiln_status st = kiln_cpu_gemm_run(kit, r1 - r0, live, C, a, b, m + pos * m_stride + r0 * tc, tc, &e, NULL, 0);
+            if (st != KILN_OK) {
+                int expected = KILN_OK;
+                atomic_compare_exchange_strong(&j->status, &expected, (int)st);
+                return;
+            }
+        }
+        kit->wino_out(p, m + r0 * tc, m_stride, tc, r1 - r0, t0, live, j->bias ? j->bias + r0 : NULL,
+                      j->y + (n * M + r0) * p->OH * p->OW);
+    }
+}
+
+/* The busiest task's work when items (chunk, row range) are shared out in runs, as wino_task
+   takes them: per item, its padded tiles times (its rows + TRANSFORM_ROWS), the transform of a
+   tile costing about as much as that many rows of its GEMMs. */
+#define TRANSFORM_ROWS 8
+static double busiest(const wino_job *j, int64_t tiles, int64_t panels, uint32_t mr, uint32_t nr, size_t tasks)
+{
+    int64_t items = j->p->N * j->chunks * j->ranges;
+    double worst = 0.0;
+    for (size_t t = 0; t < tasks; t++) {
+        int64_t lo, hi;
+        double sum = 0.0;
+        kiln_cpu_split(items, tasks, t, &lo, &hi);
+        for (int64_t item = lo; item < hi; item++) {
+            int64_t t0 = item / j->ranges % j->chunks * j->tc, live = tiles - t0 < j->tc ? tiles - t0 : j->tc;
+            int64_t r0, r1;
+            kiln_cpu_split_aligned(panels * mr, mr, (size_t)j->ranges, (size_t)(item % j->ranges), &r0, &r1);
+            sum += (double)(ceil_div(live, nr) * nr) * (double)(r1 - r0 + TRANSFORM_ROWS);
+        }
+        worst = sum > worst ? sum : worst;
+    }
+    return worst;
+}
+
+/* Row ranges per chunk (1 .. max_tasks, at most one per MR panel) and the task count: the least
+   busiest-task work. With fewer or unequal chunks than threads (49 tiles: chunks of 32 and 17),
+   cutting the output channels evens the tasks out, at the price of transforming a chunk's V in
+   every task that takes part of it. */
+static void choose_ranges(wino_job *j, int64_t tiles, int64_t panels, size_t max_tasks)
+{
+    double best = -1.0;
+    int64_t best_ranges = 1;
+    for (int64_t r = 1; r <= (int64_t)max_tasks && r <= panels; r++) {
+        j->ranges = r;
+        int64_t items = j->p->N * j->chunks * r;
+        size_t tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;
+        double cost = busiest(j, tiles, panels, j->kit->mr, j->kit->nr, tasks);
+        if (best < 0.0 || cost < best) {
+            best = cost;
+            best_ranges = r;
+        }
+    }
+    j->ranges = best_ranges;
+    int64_t items = j->p->N * j->chunks * best_ranges;
+    j->tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;
+}
+
+kiln_status kiln_cpu_winograd_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
+                                   const float *u, const float *bias, float *y, kiln_cpu_exec *exec)
+{
+    int64_t tiles = tiles_of(p);
+    if (p->N == 0 || p->M == 0 || tiles == 0) return KILN_OK;
+    int64_t tc = (int64_t)(exec->workspace_size / bytes_per_tile(p)) / kit->nr * kit->nr;
+    if (tc < (int64_t)kit->nr) return KILN_ERROR_INVALID_ARGUMENT;
+    wino_job j = {.kit = kit, .p = p, .x = x, .u = u, .bias = bias, .y = y, .exec = exec, .tc = tc};
+    j.chunks = ceil_div(tiles, tc);
+    double work = (double)p->N * (double)tiles * 16.0 * (double)p->C * (double)p->M;
+    size_t max_tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, WINO_GRAIN, true);
+    choose_ranges(&j, tiles, ceil_div(p->M, kit->mr), max_tasks);
+    atomic_init(&j.status, KILN_OK);
+    kiln_cpu_parallel(exec, j.tasks, wino_task, &j);
+    return (kiln_status)atomic_load(&j.status);
+}

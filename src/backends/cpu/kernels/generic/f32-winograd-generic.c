@@ -1,0 +1,75 @@
+/* f32-winograd-generic.c — the generic table's Winograd F(2x2, 3x3) transforms
+ * (kiln_cpu_wino_in_fn, kiln_cpu_wino_out_fn) in plain C, tile by tile.
+ *
+ * Layer: backends/cpu/kernels/generic. The same sums in the same order as the vector versions
+ * (template/f32-winograd.h):
+ *   V = B^T d B, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
+ *   Y = A^T M A, A^T = [1 1 1 0; 0 1 -1 -1]
+ */
+#include <string.h>
+
+#include "backends/cpu/kernels/generic/kernels-generic.h"
+
+void kiln_cpu_f32_wino_in__generic(const kiln_cpu_conv_params *p, const float *x, int64_t t0, int64_t live,
+                                   uint32_t nr, float *v, size_t v_stride)
+{
+    const int64_t TW = (p->OW + 1) / 2, plane = p->H * p->W;
+    if (live % nr) {
+        size_t last = (size_t)(live / nr) * (size_t)p->C * nr;
+        for (int pos = 0; pos < 16; pos++) memset(v + pos * v_stride + last, 0, (size_t)p->C * nr * sizeof(float));
+    }
+    for (int64_t jj = 0; jj < live; jj++) {
+        int64_t t = t0 + jj, ih0 = 2 * (t / TW) - p->pad_top, iw0 = 2 * (t % TW) - p->pad_left;
+        float *dst = v + (size_t)(jj / nr) * (size_t)p->C * nr + (size_t)(jj % nr);
+        for (int64_t c = 0; c < p->C; c++, dst += nr) {
+            float d[4][4], u[4][4];
+            for (int r = 0; r < 4; r++)
+                for (int q = 0; q < 4; q++) {
+                    int64_t ih = ih0 + r, iw = iw0 + q;
+                    d[r][q] = ih >= 0 && ih < p->H && iw >= 0 && iw < p->W ? x[c * plane + ih * p->W + iw] : 0.0f;
+                }
+            for (int q = 0; q < 4; q++) {
+                u[0][q] = d[0][q] - d[2][q];
+                u[1][q] = d[1][q] + d[2][q];
+                u[2][q] = d[2][q] - d[1][q];
+                u[3][q] = d[1][q] - d[3][q];
+            }
+            for (int r = 0; r < 4; r++) {
+                float *row = dst + (size_t)(r * 4) * v_stride;
+                row[0] = u[r][0] - u[r][2];
+                row[v_stride] = u[r][1] + u[r][2];
+                row[2 * v_stride] = u[r][2] - u[r][1];
+                row[3 * v_stride] = u[r][1] - u[r][3];
+            }
+        }
+    }
+}
+
+void kiln_cpu_f32_wino_out__generic(const kiln_cpu_conv_params *p, const float *m, size_t m_stride, int64_t ldm,
+                                    int64_t rows, int64_t t0, int64_t live, const float *bias, float *y)
+{
+    const int64_t TW = (p->OW + 1) / 2, plane = p->OH * p->OW;
+    for (int64_t r = 0; r < rows; r++) {
+        const float b = bias ? bias[r] : 0.0f;
+        for (int64_t jj = 0; jj < live; jj++) {
+            int64_t t = t0 + jj, oh = 2 * (t / TW), ow = 2 * (t % TW);
+            const float *mr = m + r * ldm + jj;
+            float s[2][4], out[2][2];
+            for (int q = 0; q < 4; q++) {
+                float m0 = mr[q * m_stride], m1 = mr[(4 + q) * m_stride], m2 = mr[(8 + q) * m_stride],
+                      m3 = mr[(12 + q) * m_stride];
+                s[0][q] = m0 + m1 + m2;
+                s[1][q] = m1 - m2 - m3;
+            }
+            for (int i = 0; i < 2; i++) {
+                out[i][0] = s[i][0] + s[i][1] + s[i][2] + b;
+                out[i][1] = s[i][1] - s[i][2] - s[i][3] + b;
+            }
+            for (int i = 0; i < 2 && oh + i < p->OH; i++)
+                for (int j = 0; j < 2 && ow + j < p->OW; j++) {
+                    float *yp = y + r * plane + (oh + i) * p->OW + ow + j;
+                    *yp = kiln_cpu_f32_act_scalar(&p->act, out[i][j]);
+                }
+        }
+    }
+}

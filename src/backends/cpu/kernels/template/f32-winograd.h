@@ -1,0 +1,111 @@
+/* f32-winograd.h — TEMPLATE: the Winograd F(2x2, 3x3) input and output transforms
+ * (kiln_cpu_wino_in_fn, kiln_cpu_wino_out_fn), a vector of tiles at a time; defines
+ * KILN_CPU_ISA(f32_wino_in) and KILN_CPU_ISA(f32_wino_out). Include after the ISA's vector layer
+ * and template/window-lanes.h.
+ *
+ * Layer: backends/cpu/kernels (template). Lane i of a vector is tile tw + i of one tile row; its
+ * input column for patch column q is 2 * (tw + i) + q - pad_left, a stride-2 window whose lanes
+ * window-lanes.h computes (masked at the padding). The transforms are the usual ones:
+ *   V = B^T d B, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
+ *   Y = A^T M A, A^T = [1 1 1 0; 0 1 -1 -1]
+ * The plain-C versions (generic/f32-winograd-generic.c) compute the same sums in the same order.
+ */
+#include <string.h>
+
+/* Tiles from t (< end) that one vector takes: one tile row, at most VF_WIDTH tiles, and not
+   across a multiple of `panel` tiles counted from t0 (V's panels). */
+static inline int64_t wino_run(int64_t t, int64_t end, int64_t t0, int64_t TW, int64_t panel)
+{
+    int64_t n = TW - t % TW;
+    if (n > end - t) n = end - t;
+    if (n > panel - (t - t0) % panel) n = panel - (t - t0) % panel;
+    return n > VF_WIDTH ? VF_WIDTH : n;
+}
+
+void KILN_CPU_ISA(f32_wino_in)(const kiln_cpu_conv_params *p, const float *x, int64_t t0, int64_t live, uint32_t nr,
+                               float *v, size_t v_stride)
+{
+    const int64_t TW = (p->OW + 1) / 2, plane = p->H * p->W;
+    if (live % nr) {
+        size_t last = (size_t)(live / nr) * (size_t)p->C * nr;
+        for (int pos = 0; pos < 16; pos++) memset(v + pos * v_stride + last, 0, (size_t)p->C * nr * sizeof(float));
+    }
+    for (int64_t t = t0; t < t0 + live;) {
+        int64_t n = wino_run(t, t0 + live, t0, TW, nr), th = t / TW, tw = t % TW, jj = t - t0;
+        win_lanes lanes[4];
+        for (int q = 0; q < 4; q++) {
+            int64_t lo, hi;
+            win_columns(q - p->pad_left, 2, p->W, TW, &lo, &hi);
+            lanes[q] = win_lanes_of(tw, (size_t)n, lo, hi);
+        }
+        float *dst = v + (size_t)(jj / nr) * (size_t)p->C * nr + (size_t)(jj % nr);
+        for (int64_t c = 0; c < p->C; c++, dst += nr) {
+            vf d[4][4];
+            for (int r = 0; r < 4; r++) {
+                int64_t ih = 2 * th - p->pad_top + r;
+                for (int q = 0; q < 4; q++) {
+                    const win_lanes *l = &lanes[q];
+                    d[r][q] = vf_zero();
+                    if (ih >= 0 && ih < p->H && l->a < l->b)
+                        d[r][q] = win_load(x + c * plane + ih * p->W + (tw + l->a) * 2 + q - p->pad_left, 2, l);
+                }
+            }
+            vf u[4][4];
+            for (int q = 0; q < 4; q++) {
+                u[0][q] = vf_sub(d[0][q], d[2][q]);
+                u[1][q] = vf_add(d[1][q], d[2][q]);
+                u[2][q] = vf_sub(d[2][q], d[1][q]);
+                u[3][q] = vf_sub(d[1][q], d[3][q]);
+            }
+            for (int r = 0; r < 4; r++) {
+                float *row = dst + (size_t)(r * 4) * v_stride;
+                win_store(row, vf_sub(u[r][0], u[r][2]), (size_t)n);
+                win_store(row + v_stride, vf_add(u[r][1], u[r][2]), (size_t)n);
+                win_store(row + 2 * v_stride, vf_sub(u[r][2], u[r][1]), (size_t)n);
+                win_store(row + 3 * v_stride, vf_sub(u[r][1], u[r][3]), (size_t)n);
+            }
+        }
+        t += n;
+    }
+}
+
+/* Output columns ow0.. of one row: a0 b0 a1 b1 ... (count <= 2 * VF_WIDTH values). */
+static inline void wino_store_pair(float *y, vf a, vf b, int64_t count)
+{
+    vf lo, hi;
+    vf_interleave(a, b, &lo, &hi);
+    win_store(y, lo, (size_t)(count < VF_WIDTH ? count : VF_WIDTH));
+    if (count > VF_WIDTH) win_store(y + VF_WIDTH, hi, (size_t)(count - VF_WIDTH));
+}
+
+void KILN_CPU_ISA(f32_wino_out)(const kiln_cpu_conv_params *p, const float *m, size_t m_stride, int64_t ldm,
+                                int64_t rows, int64_t t0, int64_t live, const float *bias, float *y)
+{
+    const int64_t TW = (p->OW + 1) / 2, plane = p->OH * p->OW;
+    const bool act = !kiln_cpu_act_is_identity(&p->act);
+    for (int64_t t = t0; t < t0 + live;) {
+        int64_t n = wino_run(t, t0 + live, t0, TW, VF_WIDTH), th = t / TW, tw = t % TW, jj = t - t0;
+        int64_t oh = 2 * th, ow = 2 * tw, count = 2 * n < p->OW - ow ? 2 * n : p->OW - ow;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *mr = m + r * ldm + jj;
+            vf s0[4], s1[4];
+            for (int q = 0; q < 4; q++) {
+                vf m0 = vf_load_part(mr + q * m_stride, (size_t)n), m1 = vf_load_part(mr + (4 + q) * m_stride, (size_t)n);
+                vf m2 = vf_load_part(mr + (8 + q) * m_stride, (size_t)n);
+                vf m3 = vf_load_part(mr + (12 + q) * m_stride, (size_t)n);
+                s0[q] = vf_add(vf_add(m0, m1), m2);
+                s1[q] = vf_sub(vf_sub(m1, m2), m3);
+            }
+            const vf b = vf_set1(bias ? bias[r] : 0.0f);
+            float *out = y + r * plane + oh * p->OW + ow;
+            wino_store_pair(out, vf_add(vf_add(vf_add(s0[0], s0[1]), s0[2]), b),
+                            vf_add(vf_sub(vf_sub(s0[1], s0[2]), s0[3]), b), count);
+            if (act) KILN_CPU_ISA(f32_vact)(&p->act, out, out, (size_t)count);
+            if (oh + 1 >= p->OH) continue;
+            wino_store_pair(out + p->OW, vf_add(vf_add(vf_add(s1[0], s1[1]), s1[2]), b),
+                            vf_add(vf_sub(vf_sub(s1[1], s1[2]), s1[3]), b), count);
+            if (act) KILN_CPU_ISA(f32_vact)(&p->act, out + p->OW, out + p->OW, (size_t)count);
+        }
+        t += n;
+    }
+}
