@@ -2,7 +2,7 @@
  * (kiln_cpu_wino_in_fn, kiln_cpu_wino_out_fn) in plain C, tile by tile.
  *
  * Layer: backends/cpu/kernels/generic. The same sums in the same order as the vector versions
- * (template/f32-winograd.h):
+ * (template/f32-winograd.h; d B before B^T (.), A^T M before (.) A):
  *   V = B^T d B, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
  *   Y = A^T M A, A^T = [1 1 1 0; 0 1 -1 -1]
  */
@@ -22,24 +22,24 @@ void kiln_cpu_f32_wino_in__generic(const kiln_cpu_conv_params *p, const float *x
         int64_t t = t0 + jj, ih0 = 2 * (t / TW) - p->pad_top, iw0 = 2 * (t % TW) - p->pad_left;
         float *dst = v + (size_t)(jj / nr) * (size_t)p->C * nr + (size_t)(jj % nr);
         for (int64_t c = 0; c < p->C; c++, dst += nr) {
-            float d[4][4], u[4][4];
-            for (int r = 0; r < 4; r++)
+            float w[4][4];
+            for (int r = 0; r < 4; r++) {
+                float d[4];
                 for (int q = 0; q < 4; q++) {
                     int64_t ih = ih0 + r, iw = iw0 + q;
-                    d[r][q] = ih >= 0 && ih < p->H && iw >= 0 && iw < p->W ? x[c * plane + ih * p->W + iw] : 0.0f;
+                    d[q] = ih >= 0 && ih < p->H && iw >= 0 && iw < p->W ? x[c * plane + ih * p->W + iw] : 0.0f;
                 }
-            for (int q = 0; q < 4; q++) {
-                u[0][q] = d[0][q] - d[2][q];
-                u[1][q] = d[1][q] + d[2][q];
-                u[2][q] = d[2][q] - d[1][q];
-                u[3][q] = d[1][q] - d[3][q];
+                w[r][0] = d[0] - d[2];
+                w[r][1] = d[1] + d[2];
+                w[r][2] = d[2] - d[1];
+                w[r][3] = d[1] - d[3];
             }
-            for (int r = 0; r < 4; r++) {
-                float *row = dst + (size_t)(r * 4) * v_stride;
-                row[0] = u[r][0] - u[r][2];
-                row[v_stride] = u[r][1] + u[r][2];
-                row[2 * v_stride] = u[r][2] - u[r][1];
-                row[3 * v_stride] = u[r][1] - u[r][3];
+            for (int q = 0; q < 4; q++) {
+                float *col = dst + (size_t)q * v_stride;
+                col[0] = w[0][q] - w[2][q];
+                col[4 * v_stride] = w[1][q] + w[2][q];
+                col[8 * v_stride] = w[2][q] - w[1][q];
+                col[12 * v_stride] = w[1][q] - w[3][q];
             }
         }
     }

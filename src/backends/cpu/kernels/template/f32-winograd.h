@@ -8,7 +8,8 @@
  * window-lanes.h computes (masked at the padding). The transforms are the usual ones:
  *   V = B^T d B, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
  *   Y = A^T M A, A^T = [1 1 1 0; 0 1 -1 -1]
- * The plain-C versions (generic/f32-winograd-generic.c) compute the same sums in the same order.
+ * d B is taken before B^T (.), and A^T M before (.) A; the plain-C versions
+ * (generic/f32-winograd-generic.c) compute the same sums in the same order.
  */
 #include <string.h>
 
@@ -40,29 +41,29 @@ void KILN_CPU_ISA(f32_wino_in)(const kiln_cpu_conv_params *p, const float *x, in
         }
         float *dst = v + (size_t)(jj / nr) * (size_t)p->C * nr + (size_t)(jj % nr);
         for (int64_t c = 0; c < p->C; c++, dst += nr) {
-            vf d[4][4];
+            /* d B row by row (4 loads, 4 results live), then B^T of those: 20 vectors live, not
+               32, so nothing spills. */
+            vf w[4][4];
             for (int r = 0; r < 4; r++) {
                 int64_t ih = 2 * th - p->pad_top + r;
+                vf d[4];
                 for (int q = 0; q < 4; q++) {
                     const win_lanes *l = &lanes[q];
-                    d[r][q] = vf_zero();
+                    d[q] = vf_zero();
                     if (ih >= 0 && ih < p->H && l->a < l->b)
-                        d[r][q] = win_load(x + c * plane + ih * p->W + (tw + l->a) * 2 + q - p->pad_left, 2, l);
+                        d[q] = win_load(x + c * plane + ih * p->W + (tw + l->a) * 2 + q - p->pad_left, 2, l);
                 }
+                w[r][0] = vf_sub(d[0], d[2]);
+                w[r][1] = vf_add(d[1], d[2]);
+                w[r][2] = vf_sub(d[2], d[1]);
+                w[r][3] = vf_sub(d[1], d[3]);
             }
-            vf u[4][4];
             for (int q = 0; q < 4; q++) {
-                u[0][q] = vf_sub(d[0][q], d[2][q]);
-                u[1][q] = vf_add(d[1][q], d[2][q]);
-                u[2][q] = vf_sub(d[2][q], d[1][q]);
-                u[3][q] = vf_sub(d[1][q], d[3][q]);
-            }
-            for (int r = 0; r < 4; r++) {
-                float *row = dst + (size_t)(r * 4) * v_stride;
-                win_store(row, vf_sub(u[r][0], u[r][2]), (size_t)n);
-                win_store(row + v_stride, vf_add(u[r][1], u[r][2]), (size_t)n);
-                win_store(row + 2 * v_stride, vf_sub(u[r][2], u[r][1]), (size_t)n);
-                win_store(row + 3 * v_stride, vf_sub(u[r][1], u[r][3]), (size_t)n);
+                float *col = dst + (size_t)q * v_stride;
+                win_store(col, vf_sub(w[0][q], w[2][q]), (size_t)n);
+                win_store(col + 4 * v_stride, vf_add(w[1][q], w[2][q]), (size_t)n);
+                win_store(col + 8 * v_stride, vf_sub(w[2][q], w[1][q]), (size_t)n);
+                win_store(col + 12 * v_stride, vf_sub(w[1][q], w[3][q]), (size_t)n);
             }
         }
         t += n;
