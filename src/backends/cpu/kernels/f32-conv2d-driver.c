@@ -108,12 +108,6 @@ typedef struct conv_job {
     atomic_int status;
 } conv_job;
 
-static void record_failure(atomic_int *status, kiln_status st)
-{
-    int expected = KILN_OK;
-    if (st != KILN_OK) atomic_compare_exchange_strong(status, &expected, (int)st);
-}
-
 /* Task t: its run of items, gathering a chunk into its own slot only when the previous item
    did not leave that very chunk there. */
 static void im2col_task(void *arg, size_t task)
@@ -146,7 +140,7 @@ static void im2col_task(void *arg, size_t task)
         float *y = j->y + (n * p->M + g * mg + r0) * pixels + pix0;
         kiln_status st = kiln_cpu_gemm_run(kit, r1 - r0, live, K, a, b, y, pixels, &e, NULL, 0);
         if (st != KILN_OK) {
-            record_failure(&j->status, st);
+            kiln_cpu_record_failure(&j->status, st);
             return;
         }
     }

@@ -69,8 +69,7 @@ static void wino_task(void *arg, size_t task)
             kiln_cpu_operand b = {v + pos * v_stride, 0, 0, true};
             kiln_status st = kiln_cpu_gemm_run(kit, r1 - r0, live, C, a, b, m + pos * m_stride + r0 * tc, tc, &e, NULL, 0);
             if (st != KILN_OK) {
-                int expected = KILN_OK;
-                atomic_compare_exchange_strong(&j->status, &expected, (int)st);
+                kiln_cpu_record_failure(&j->status, st);
                 return;
             }
         }

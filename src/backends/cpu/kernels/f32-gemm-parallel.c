@@ -115,8 +115,7 @@ static void gemm_task(void *arg, size_t task)
         kiln_cpu_gemm_problem s = per_product == 1 ? p : sub_problem(kit, &p, r0, r1, c0, c1);
         kiln_status st = kiln_cpu_gemm_run(kit, s.M, s.N, s.K, s.a, s.b, s.y, s.ldy, &s.e, ws, j->exec->workspace_size);
         if (st != KILN_OK) {
-            int expected = KILN_OK;
-            atomic_compare_exchange_strong(&j->status, &expected, (int)st);
+            kiln_cpu_record_failure(&j->status, st);
             return;
         }
     }

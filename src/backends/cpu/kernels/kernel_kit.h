@@ -13,6 +13,7 @@
 #ifndef KILN_BACKENDS_CPU_KERNELS_KERNEL_KIT_H
 #define KILN_BACKENDS_CPU_KERNELS_KERNEL_KIT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,6 +99,13 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_wino_in_fn wino_in;
     kiln_cpu_wino_out_fn wino_out;
 } kiln_cpu_kit;
+
+/* Keeps the first failure of a step's tasks in *status (which starts as KILN_OK). */
+static inline void kiln_cpu_record_failure(atomic_int *status, kiln_status st)
+{
+    int expected = KILN_OK;
+    if (st != KILN_OK) atomic_compare_exchange_strong(status, &expected, (int)st);
+}
 
 /* ---- threads (parallel.c) -----------------------------------------------------------------
  * A driver cuts its output into tasks (at most one per thread; task t uses workspace slot t)
