@@ -33,25 +33,30 @@ void KILN_CPU_ISA(f32_wino_in)(const kiln_cpu_conv_params *p, const float *x, in
     }
     for (int64_t t = t0; t < t0 + live;) {
         int64_t n = wino_run(t, t0 + live, t0, TW, nr), th = t / TW, tw = t % TW, jj = t - t0;
-        win_lanes lanes[4];
+        /* Per patch column q, the input columns its lanes read (none past the input's edges),
+           and per patch row whether it lies inside the input: fixed for all channels, so the
+           channel loop below runs without a branch on the geometry. */
+        vm_cols cols[4];
+        int64_t col0 = 2 * tw - p->pad_left, ih0 = 2 * th - p->pad_top;
         for (int q = 0; q < 4; q++) {
             int64_t lo, hi;
             win_columns(q - p->pad_left, 2, p->W, TW, &lo, &hi);
-            lanes[q] = win_lanes_of(tw, (size_t)n, lo, hi);
+            win_lanes l = win_lanes_of(tw, (size_t)n, lo, hi);
+            cols[q] = vm_even_cols(l.a >= l.b ? vm_first_mask(0) : l.full ? vm_first_mask((size_t)n) : l.m);
         }
+        bool row_in[4];
+        for (int r = 0; r < 4; r++) row_in[r] = ih0 + r >= 0 && ih0 + r < p->H;
         float *dst = v + (size_t)(jj / nr) * (size_t)p->C * nr + (size_t)(jj % nr);
         for (int64_t c = 0; c < p->C; c++, dst += nr) {
             /* d B row by row (4 loads, 4 results live), then B^T of those: 20 vectors live, not
                32, so nothing spills. */
             vf w[4][4];
             for (int r = 0; r < 4; r++) {
-                int64_t ih = 2 * th - p->pad_top + r;
-                vf d[4];
-                for (int q = 0; q < 4; q++) {
-                    const win_lanes *l = &lanes[q];
-                    d[q] = vf_zero();
-                    if (ih >= 0 && ih < p->H && l->a < l->b)
-                        d[q] = win_load(x + c * plane + ih * p->W + (tw + l->a) * 2 + q - p->pad_left, 2, l);
+                vf d[4] = {vf_zero(), vf_zero(), vf_zero(), vf_zero()};
+                if (row_in[r]) {
+                    uintptr_t row = (uintptr_t)(x + c * plane + (ih0 + r) * p->W);
+                    for (int q = 0; q < 4; q++)
+                        d[q] = vf_load_even_cols(row + (uintptr_t)((col0 + q) * (int64_t)sizeof(float)), cols[q]);
                 }
                 w[r][0] = vf_sub(d[0], d[2]);
                 w[r][1] = vf_add(d[1], d[2]);
@@ -83,7 +88,11 @@ void KILN_CPU_ISA(f32_wino_out)(const kiln_cpu_conv_params *p, const float *m, s
                                 int64_t rows, int64_t t0, int64_t live, const float *bias, float *y)
 {
     const int64_t TW = (p->OW + 1) / 2, plane = p->OH * p->OW;
-    const bool act = !kiln_cpu_act_is_identity(&p->act);
+    /* ReLU (ResNet's) is applied in registers, as f32_vact's vf_max(x, 0) would; other
+       activations run over the stored row. */
+    const bool relu = p->act.kind == KILN_CPU_ACT_RELU;
+    const bool act = !relu && !kiln_cpu_act_is_identity(&p->act);
+    const vf zero = vf_zero();
     for (int64_t t = t0; t < t0 + live;) {
         int64_t n = wino_run(t, t0 + live, t0, TW, VF_WIDTH), th = t / TW, tw = t % TW, jj = t - t0;
         int64_t oh = 2 * th, ow = 2 * tw, count = 2 * n < p->OW - ow ? 2 * n : p->OW - ow;
@@ -99,12 +108,18 @@ void KILN_CPU_ISA(f32_wino_out)(const kiln_cpu_conv_params *p, const float *m, s
             }
             const vf b = vf_set1(bias ? bias[r] : 0.0f);
             float *out = y + r * plane + oh * p->OW + ow;
-            wino_store_pair(out, vf_add(vf_add(vf_add(s0[0], s0[1]), s0[2]), b),
-                            vf_add(vf_sub(vf_sub(s0[1], s0[2]), s0[3]), b), count);
+            vf y00 = vf_add(vf_add(vf_add(s0[0], s0[1]), s0[2]), b), y01 = vf_add(vf_sub(vf_sub(s0[1], s0[2]), s0[3]), b);
+            vf y10 = vf_add(vf_add(vf_add(s1[0], s1[1]), s1[2]), b), y11 = vf_add(vf_sub(vf_sub(s1[1], s1[2]), s1[3]), b);
+            if (relu) {
+                y00 = vf_max(y00, zero);
+                y01 = vf_max(y01, zero);
+                y10 = vf_max(y10, zero);
+                y11 = vf_max(y11, zero);
+            }
+            wino_store_pair(out, y00, y01, count);
             if (act) KILN_CPU_ISA(f32_vact)(&p->act, out, out, (size_t)count);
             if (oh + 1 >= p->OH) continue;
-            wino_store_pair(out + p->OW, vf_add(vf_add(vf_add(s1[0], s1[1]), s1[2]), b),
-                            vf_add(vf_sub(vf_sub(s1[1], s1[2]), s1[3]), b), count);
+            wino_store_pair(out + p->OW, y10, y11, count);
             if (act) KILN_CPU_ISA(f32_vact)(&p->act, out + p->OW, out + p->OW, (size_t)count);
         }
         t += n;
