@@ -30,9 +30,14 @@ static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t
     return (ceil_mode ? (span + s - 1) / s : span / s) + 1;
 }
 
-/* winograd: the case as a Winograd F(2x2, 3x3) step (3x3, unit strides, one group). */
-static void test_conv_case(const conv_case *c, bool winograd)
+/* How the step is asked to compute: as the lowering picks by default (im2col, pointwise or
+   depthwise), as Winograd F(2x2, 3x3) (3x3, unit strides, one group), or with the pixels as the
+   GEMM's rows (one group; filters packed as B). */
+typedef enum conv_strategy { CONV_DEFAULT, CONV_WINOGRAD, CONV_PIXEL_ROWS } conv_strategy;
+
+static void test_conv_case(const conv_case *c, conv_strategy strategy)
 {
+    bool winograd = strategy == CONV_WINOGRAD, pixel_rows = strategy == CONV_PIXEL_ROWS;
     char what[200];
     int64_t OH = window_out(c->H, c->KH, c->sh, c->pt + c->pb, c->dh, false);
     int64_t OW = window_out(c->W, c->KW, c->sw, c->pl + c->pr, c->dw, false);
@@ -43,7 +48,7 @@ static void test_conv_case(const conv_case *c, bool winograd)
              (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->M, (long long)c->KH,
              (long long)c->KW, (long long)c->sh, (long long)c->sw, (long long)c->pt, (long long)c->pl,
              (long long)c->pb, (long long)c->pr, (long long)c->dh, (long long)c->dw, (long long)c->group,
-             depthwise ? " dw" : winograd ? " winograd" : "");
+             depthwise ? " dw" : winograd ? " winograd" : pixel_rows ? " pixel rows" : "");
     int64_t nx = c->N * c->C * c->H * c->W, nw = c->M * K, ny = c->N * c->M * OH * OW;
     tbuf *X = tb_f32(nx), *Wraw = tb_f32(nw), *bias = c->bias ? tb_f32(c->M) : NULL, *Y = tb_f32(ny);
     fill(tb_data(X), nx, 1.0f);
@@ -77,6 +82,9 @@ static void test_conv_case(const conv_case *c, bool winograd)
         if (winograd) {
             Wp = tb_f32((int64_t)(kiln_cpu_pack_winograd_size(c->M, c->C, tb->k->gemm_mr) / sizeof(float)));
             kiln_cpu_pack_winograd(w, c->M, c->C, tb->k->gemm_mr, tb_data(Wp));
+        } else if (pixel_rows) {
+            Wp = tb_f32((int64_t)(kiln_cpu_pack_b_size(K, c->M, tb->k->gemm_nr) / sizeof(float)));
+            kiln_cpu_pack_b(w, K, c->M, 1, tb->k->gemm_nr, tb_data(Wp));
         } else if (!depthwise) {
             size_t group_bytes = kiln_cpu_pack_a_size(mg, K, tb->k->gemm_mr);
             Wp = tb_f32((int64_t)(group_bytes / sizeof(float) * (size_t)c->group));
@@ -88,7 +96,7 @@ static void test_conv_case(const conv_case *c, bool winograd)
                                   .KH = c->KH, .KW = c->KW, .stride_h = c->sh, .stride_w = c->sw, .pad_top = c->pt,
                                   .pad_left = c->pl, .dil_h = c->dh, .dil_w = c->dw, .group = c->group,
                                   .has_bias = (uint8_t)c->bias, .depthwise = depthwise, .winograd = winograd,
-                                  .act = *act};
+                                  .pixel_rows = pixel_rows, .act = *act};
         tbuf *in[3] = {X, Wp, bias}, *out[1] = {Y};
         if (run_step(tb, KILN_CPU_OP_CONV2D, &p, in, 3, out, 1, what))
             check_output(tb, tb_data(Y), ref, ny, SUM_RTOL, sum_atol(K), what);
@@ -130,7 +138,7 @@ static void test_conv(void)
         {1, 3, 2, 2, 4, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0},    /* window larger than input: 0 x 0 */
         {1, 3, 4, 4, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* no output channels */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv_case(&cases[i], false);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv_case(&cases[i], CONV_DEFAULT);
     /* Winograd F(2x2, 3x3): odd and even output sizes (partial tiles), pads 0 to 2, tile rows
        wider than a vector and than a V panel, chunks of tiles and row ranges, every activation. */
     static const conv_case winograd[] = {
@@ -144,7 +152,24 @@ static void test_conv(void)
         {2, 64, 7, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5},  /* 16 tiles, K blocks, ranges */
         {1, 3, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* 1x1 output: one partial tile */
     };
-    for (size_t i = 0; i < sizeof winograd / sizeof winograd[0]; i++) test_conv_case(&winograd[i], true);
+    for (size_t i = 0; i < sizeof winograd / sizeof winograd[0]; i++) test_conv_case(&winograd[i], CONV_WINOGRAD);
+    /* Pixels as rows: pixel counts that end in short row panels (49 = 4 x 12 + 1), strides,
+       dilation, channels that end in a partial panel, several K blocks, chunks of pixels (1156
+       of them; on the smallest workspace every table's chunk is one MR panel), two images, a
+       1x1 filter, activations fused and not. */
+    static const conv_case pixel_rows[] = {
+        /* N  C   H   W   M  KH KW sh sw pt pl pb pr dh dw  g  bias act */
+        {1, 8, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {2, 16, 14, 14, 45, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 5},
+        {1, 64, 9, 9, 40, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, 0, 3},
+        {1, 5, 3, 3, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0},
+        {1, 64, 34, 34, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2},
+        {1, 3, 10, 10, 64, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 1},
+        {0, 3, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
+        {1, 3, 4, 4, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof pixel_rows / sizeof pixel_rows[0]; i++)
+        test_conv_case(&pixel_rows[i], CONV_PIXEL_ROWS);
 }
 
 /* ---- POOL2D ---- */

@@ -152,6 +152,18 @@ static bool winograd_pays(const kiln_cpu_conv_params *p)
            p->group == 1 && p->C >= 32 && p->M >= 32 && (p->OH + 1) / 2 * ((p->OW + 1) / 2) >= 32;
 }
 
+/* Pixels as the GEMM's rows (f32-conv2d-pixel-rows.c) when the output pixels would fill their
+   last NR panel poorly as columns (under 95% of 32-wide panels: ResNet-18's 7x7 stage, 49 pixels
+   in 64 columns, and its 14x14 stride-2 layers, 196 in 224) and the output channels fill whole
+   panels (M a multiple of 32, hence of every table's NR); at most 1024 pixels, where the
+   im2col of all of them stays within a few L2s. One group only. */
+static bool pixel_rows_pay(const kiln_cpu_conv_params *p)
+{
+    int64_t pixels = p->OH * p->OW;
+    return p->group == 1 && !p->depthwise && p->M % 32 == 0 && pixels >= 1 && pixels <= 1024 &&
+           pixels * 100 < (pixels + 31) / 32 * 32 * 95;
+}
+
 /* A 1-D convolution is the 2-D one over a single row: H = 1, KH = 1, no vertical stride, pad or
    dilation. The window geometry (conv_geom.h) already works that way: the model's spatial dims
    are the last ones of its three, the leading ones unit. */
@@ -197,6 +209,9 @@ bool aot_describe_conv(const kiln_node *node, const kiln_tensor *const *in, cons
         d->in[1].form = AOT_FORM_WINOGRAD;
         d->in[1].rows = m;
         d->in[1].k = c;
+    } else if (pixel_rows_pay(p)) {
+        p->pixel_rows = 1;
+        d->in[1] = packed_b(w, c * p->KH * p->KW, m, true);
     } else {
         if (!padding_acceptable(m / group, (c / group) * p->KH * p->KW, group)) return false;
         d->in[1].form = AOT_FORM_PACK_A;

@@ -1,7 +1,8 @@
 /* f32-conv2d-driver.c — 2-D convolution as GEMMs over the kit (see kernel_kit.h, cpu_ops.h).
  *
- * Layer: backends/cpu/kernels, compiled with the generic flags. Four strategies, fixed by the
- * params alone (Winograd when the lowering set it: f32-conv2d-winograd.c):
+ * Layer: backends/cpu/kernels, compiled with the generic flags. Five strategies, fixed by the
+ * params alone (Winograd or pixels as rows when the lowering set them: f32-conv2d-winograd.c,
+ * f32-conv2d-pixel-rows.c):
  *  - depthwise (group == C == M): the kit's direct per-plane kernel;
  *  - pointwise (1x1, unit strides, no padding): per (image, group) one GEMM whose B is the
  *    input planes themselves, Y_g (M/g x HW) = W_g (M/g x C/g) . X_g (C/g x HW);
@@ -51,6 +52,7 @@ size_t kiln_cpu_conv_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_par
     int64_t pixels = p->OH * p->OW, K = conv_k(p);
     if (p->depthwise || p->N == 0 || p->M == 0 || pixels == 0 || K == 0) return 0;
     if (p->winograd) return kiln_cpu_winograd_workspace(nr, p, l2);
+    if (p->pixel_rows) return kiln_cpu_pixel_rows_workspace(mr, nr, p, l2);
     if (kiln_cpu_conv_is_pointwise(p)) return kiln_cpu_gemm_workspace(mr, nr, p->M / p->group, pixels, K, true, false, l2);
     int64_t cols = (int64_t)(l2 / 2 / ((size_t)K * sizeof(float))) / nr * nr;
     cols = cols < (int64_t)nr ? (int64_t)nr : min64(cols, round_up(pixels, nr));
@@ -199,6 +201,7 @@ kiln_status kiln_cpu_conv2d_step(const kiln_cpu_kit *kit, const void *params, co
         return KILN_OK;
     }
     if (p->winograd && K > 0) return kiln_cpu_winograd_step(kit, p, j.x, j.w, j.bias, j.y, exec);
+    if (p->pixel_rows && K > 0) return kiln_cpu_pixel_rows_step(kit, p, j.x, j.w, j.bias, j.y, exec);
     /* With K == 0 the GEMM only writes the bias: nothing to gather. */
     if (kiln_cpu_conv_is_pointwise(p) || K == 0) return kiln_cpu_gemm_batch(kit, p->N * p->group, pointwise_problem, &j, exec);
     int64_t ws_panels = (int64_t)(exec->workspace_size / ((size_t)(K * kit->nr) * sizeof(float)));

@@ -212,6 +212,12 @@ size_t kiln_cpu_winograd_workspace(uint32_t nr, const kiln_cpu_conv_params *p, s
 kiln_status kiln_cpu_winograd_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
                                    const float *u, const float *bias, float *y, kiln_cpu_exec *exec);
 
+/* Convolutions with few output pixels (f32-conv2d-pixel-rows.c): the workspace of one task, and
+   the step on the filters w packed as GEMM B panels of K = C*KH*KW rows by M columns. */
+size_t kiln_cpu_pixel_rows_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
+kiln_status kiln_cpu_pixel_rows_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
+                                     const float *w, const float *bias, float *y, kiln_cpu_exec *exec);
+
 /* ---- step functions shared by every table, parameterised by the kit ------------------------ */
 kiln_status kiln_cpu_gemm_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
                                kiln_tensor *const *out, kiln_cpu_exec *exec);

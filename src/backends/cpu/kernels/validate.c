@@ -223,7 +223,7 @@ static kiln_status validate_gemm(const kiln_cpu_gemm_params *p, const step_io *i
 
 /* ---- CONV2D / POOL2D ---- */
 
-static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const step_io *io, uint32_t mr)
+static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const step_io *io, uint32_t mr, uint32_t nr)
 {
     int64_t taps;
     KILN_CHECK(!__builtin_mul_overflow(p->KH, p->KW, &taps), BAD);
@@ -245,13 +245,21 @@ static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const st
     }
     int64_t K;
     KILN_CHECK(!__builtin_mul_overflow(p->C / p->group, taps, &K), BAD);
+    if (p->pixel_rows) {
+        /* The pixels are the rows of a panel the kit's row packing transposes, whose width is a
+           uint32. */
+        KILN_CHECK(p->group == 1 && nr >= 1 && nr <= PANEL_MAX && p->OH * p->OW <= (int64_t)UINT32_MAX, BAD);
+        size_t bytes = kiln_cpu_pack_b_size(K, p->M, nr);
+        KILN_CHECK(bytes != SIZE_MAX, BAD);
+        return need_in(io, 1, KILN_DTYPE_F32, bytes);
+    }
     size_t group_bytes = kiln_cpu_pack_a_size(p->M / p->group, K, mr);
     uint64_t bytes;
     KILN_CHECK(group_bytes != SIZE_MAX && kiln_mul_u64(group_bytes, (uint64_t)p->group, &bytes), BAD);
     return need_in(io, 1, KILN_DTYPE_F32, bytes);
 }
 
-static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *io, uint32_t mr)
+static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *io, uint32_t mr, uint32_t nr)
 {
     const int64_t sizes[] = {p->N, p->C, p->H, p->W, p->M, p->OH, p->OW, p->pad_top, p->pad_left};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) KILN_CHECK(in_range(sizes[i], 0, GEOMETRY_MAX), BAD);
@@ -259,7 +267,9 @@ static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *i
     for (size_t i = 0; i < sizeof positive / sizeof positive[0]; i++)
         KILN_CHECK(in_range(positive[i], 1, GEOMETRY_MAX), BAD);
     KILN_CHECK(p->C % p->group == 0 && p->M % p->group == 0, BAD);
-    KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1 && p->winograd <= 1 && !(p->winograd && p->depthwise), BAD);
+    KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1 && p->winograd <= 1 && p->pixel_rows <= 1 &&
+                   p->depthwise + p->winograd + p->pixel_rows <= 1,
+               BAD);
     KILN_TRY(check_act(&p->act));
 
     int64_t count;
@@ -272,7 +282,7 @@ static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *i
     KILN_TRY(need_out_f32(io, 0, count));
     KILN_CHECK(mul4(p->N, p->C, p->H, p->W, &count), BAD);
     KILN_TRY(need_in_f32(io, 0, count));
-    KILN_TRY(validate_conv_weights(p, io, mr));
+    KILN_TRY(validate_conv_weights(p, io, mr, nr));
     if (p->has_bias) KILN_TRY(need_in_f32(io, 2, p->M));
     return KILN_OK;
 }
@@ -434,7 +444,7 @@ kiln_status kiln_cpu_step_validate(uint32_t op, const void *params, const kiln_t
     step_io io = {in, n_in, in_sizes, out, n_out, out_sizes};
     switch (op) {
     case KILN_CPU_OP_GEMM: return validate_gemm(params, &io, nr);
-    case KILN_CPU_OP_CONV2D: return validate_conv(params, &io, mr);
+    case KILN_CPU_OP_CONV2D: return validate_conv(params, &io, mr, nr);
     case KILN_CPU_OP_POOL2D: return validate_pool(params, &io);
     case KILN_CPU_OP_UNARY: return validate_unary(params, &io);
     case KILN_CPU_OP_BINARY: return validate_binary(params, &io);

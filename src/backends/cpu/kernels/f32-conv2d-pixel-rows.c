@@ -1,0 +1,143 @@
+/* f32-conv2d-pixel-rows.c — convolutions with few output pixels, pixels as the GEMM's rows
+ * (see kernel_kit.h).
+ *
+ * Layer: backends/cpu/kernels, compiled with the generic flags; im2col, the microkernel and the
+ * row packing come from the kit. The im2col strategy (f32-conv2d-driver.c) puts the output
+ * pixels along the tile's NR columns: ResNet-18's 7x7 stage has 49 of them, two 32-wide panels
+ * filled to 77%. Here the product is transposed, Y^T (pixels x M) = P (pixels x K) . W^T:
+ * the pixels are A's rows (im2col panels MR wide; the microkernel runs only the rows a panel
+ * has, in steps of 4, so 49 rows cost 49) and the output channels are B's columns (W packed as
+ * B ahead of time, M a multiple of NR when the lowering picks this). Each tile's epilogue adds
+ * the bias per column and applies ReLU; the result is transposed into Y by the kit's row packing.
+ * Workspace per task: [ P: rows x K | T: rows x round_up(M, NR) ] floats, rows a multiple of MR
+ * (all the pixels when they fit, so the weights stream once per image).
+ */
+#include <stdatomic.h>
+
+#include "backends/cpu/kernels/kernel_kit.h"
+
+/* Multiply-adds a task must have before waking a worker pays. */
+#define PIXEL_ROWS_GRAIN ((int64_t)1 << 18)
+/* Gathering one element costs about as much as this many multiply-adds (as in the im2col
+   strategy); a task that takes part of the channels still gathers all of its pixels. */
+#define GATHER_COST 16.0
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
+
+static int64_t conv_k(const kiln_cpu_conv_params *p) { return p->C * p->KH * p->KW; }
+
+/* Floats of workspace per row of a chunk. */
+static int64_t floats_per_row(uint32_t nr, const kiln_cpu_conv_params *p) { return conv_k(p) + round_up(p->M, nr); }
+
+size_t kiln_cpu_pixel_rows_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2)
+{
+    int64_t pixels = p->OH * p->OW, per_row = floats_per_row(nr, p);
+    if (p->N == 0 || p->M == 0 || pixels == 0 || conv_k(p) == 0) return 0;
+    /* All the pixels in one chunk up to twice L2 (the GEMM walks P in K blocks that fit, and
+       every extra chunk reads all the weights again), else chunks of half of L2. */
+    int64_t all = round_up(pixels, mr), rows = all;
+    if ((size_t)(all * per_row) * sizeof(float) > 2 * l2) {
+        int64_t cap = (int64_t)(l2 / 2 / ((size_t)per_row * sizeof(float))) / mr * mr;
+        cap = cap < (int64_t)mr ? (int64_t)mr : cap;
+        rows = round_up(ceil_div(pixels, ceil_div(pixels, cap)), mr);
+    }
+    return (size_t)(rows * per_row) * sizeof(float);
+}
+
+typedef struct rows_job {
+    const kiln_cpu_kit *kit;
+    const kiln_cpu_conv_params *p;
+    const float *x, *w, *bias;
+    float *y;
+    const kiln_cpu_exec *exec;
+    int64_t rows, chunks, ranges;   /* rows per chunk, chunks per image, channel ranges per chunk */
+    size_t tasks;
+    atomic_int status;
+} rows_job;
+
+static void rows_task(void *arg, size_t task)
+{
+    rows_job *j = arg;
+    const kiln_cpu_kit *kit = j->kit;
+    const kiln_cpu_conv_params *p = j->p;
+    const int64_t pixels = p->OH * p->OW, K = conv_k(p), ldt = round_up(p->M, kit->nr);
+    float *a = kiln_cpu_task_workspace(j->exec, task), *t = a + j->rows * K;
+    int64_t lo, hi, gathered = -1;
+    kiln_cpu_split(p->N * j->chunks * j->ranges, j->tasks, task, &lo, &hi);
+    for (int64_t item = lo; item < hi; item++) {
+        int64_t chunk_id = item / j->ranges, n = chunk_id / j->chunks, pix0 = chunk_id % j->chunks * j->rows;
+        int64_t live = pixels - pix0 < j->rows ? pixels - pix0 : j->rows, c0, c1;
+        if (chunk_id != gathered) {
+            const float *xn = j->x + n * p->C * p->H * p->W;
+            for (int64_t q = 0; q < live; q += kit->mr)
+                kit->im2col(p, xn, pix0 + q, live - q < (int64_t)kit->mr ? live - q : kit->mr, kit->mr, a + q * K);
+            gathered = chunk_id;
+        }
+        kiln_cpu_split_aligned(p->M, kit->nr, (size_t)j->ranges, (size_t)(item % j->ranges), &c0, &c1);
+        if (c0 == c1) continue;
+        kiln_cpu_epilogue e = {1.0f, 1.0f, j->bias ? KILN_CPU_BIAS_PER_COL : KILN_CPU_BIAS_NONE,
+                               j->bias ? j->bias + c0 : NULL, p->act, 0};
+        kiln_cpu_operand pa = {a, 0, 0, true};
+        kiln_cpu_operand wb = {j->w + (size_t)(c0 / kit->nr * K * kit->nr), 0, 0, true};
+        kiln_status st = kiln_cpu_gemm_run(kit, live, c1 - c0, K, pa, wb, t + c0, ldt, &e, NULL, 0);
+        if (st != KILN_OK) {
+            kiln_cpu_record_failure(&j->status, st);
+            return;
+        }
+        /* T's rows are pixels, Y's channels: Y[c][pix0 + i] = T[i][c], a panel of width pixels. */
+        kit->pack_rows(t + c0, ldt, live, c1 - c0, (uint32_t)pixels, j->y + (n * p->M + c0) * pixels + pix0);
+    }
+}
+
+/* The busiest task's work for `ranges` channel ranges per chunk: per item, its rows times its
+   channels times K, plus the gathering of its chunk. */
+static double busiest(const rows_job *j, int64_t ranges, size_t tasks)
+{
+    const kiln_cpu_conv_params *p = j->p;
+    int64_t items = p->N * j->chunks * ranges, pixels = p->OH * p->OW;
+    double worst = 0.0;
+    for (size_t t = 0; t < tasks; t++) {
+        int64_t lo, hi, c0, c1;
+        double sum = 0.0;
+        kiln_cpu_split(items, tasks, t, &lo, &hi);
+        for (int64_t item = lo; item < hi; item++) {
+            int64_t pix0 = item / ranges % j->chunks * j->rows, live = pixels - pix0 < j->rows ? pixels - pix0 : j->rows;
+            kiln_cpu_split_aligned(p->M, j->kit->nr, (size_t)ranges, (size_t)(item % ranges), &c0, &c1);
+            sum += (double)live * (double)conv_k(p) * ((double)(c1 - c0) + GATHER_COST);
+        }
+        worst = sum > worst ? sum : worst;
+    }
+    return worst;
+}
+
+kiln_status kiln_cpu_pixel_rows_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
+                                     const float *w, const float *bias, float *y, kiln_cpu_exec *exec)
+{
+    const int64_t pixels = p->OH * p->OW;
+    if (p->N == 0 || p->M == 0 || pixels == 0) return KILN_OK;
+    int64_t rows = (int64_t)(exec->workspace_size / ((size_t)floats_per_row(kit->nr, p) * sizeof(float))) /
+                   kit->mr * kit->mr;
+    if (rows < (int64_t)kit->mr || pixels > (int64_t)UINT32_MAX) return KILN_ERROR_INVALID_ARGUMENT;
+    rows_job j = {.kit = kit, .p = p, .x = x, .w = w, .bias = bias, .y = y, .exec = exec, .rows = rows};
+    j.chunks = ceil_div(pixels, rows);
+    double work = (double)p->N * (double)pixels * (double)conv_k(p) * (double)p->M;
+    size_t max_tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, PIXEL_ROWS_GRAIN, true);
+    /* Ranges of channels (whole NR panels) when there are fewer chunks than threads: each task
+       then streams only its share of the weights. */
+    double best = -1.0;
+    int64_t panels = ceil_div(p->M, kit->nr);
+    for (int64_t r = 1; r <= (int64_t)max_tasks && r <= panels; r++) {
+        int64_t items = p->N * j.chunks * r;
+        size_t tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;
+        double cost = busiest(&j, r, tasks);
+        if (best < 0.0 || cost < best) {
+            best = cost;
+            j.ranges = r;
+            j.tasks = tasks;
+        }
+    }
+    atomic_init(&j.status, KILN_OK);
+    kiln_cpu_parallel(exec, j.tasks, rows_task, &j);
+    return (kiln_status)atomic_load(&j.status);
+}
