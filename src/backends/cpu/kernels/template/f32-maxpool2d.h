@@ -47,6 +47,34 @@ static vf maxpool_vector(const kiln_cpu_pool_params *p, const float *x, const wi
     return best;
 }
 
+/* The same vector when every tap along the width reaches all t lanes (the interior of a row):
+   no masks, and each lane's first tap is the first tap of the first row that lands, so that
+   load is taken as is and the rest go through vf_max, as maxpool_vector does. One loop per
+   stride, so that the load is not chosen per tap. */
+#define MAXPOOL_INSIDE(load)                                                                     \
+    do {                                                                                         \
+        for (int64_t kh = kh_lo; kh < kh_hi; kh++) {                                             \
+            const float *at = x + (ih0 + kh * p->dil_h) * p->W + ow0 * s - p->pad_left;          \
+            for (int64_t kw = 0; kw < p->KW; kw++, at += p->dil_w)                               \
+                best = kh == kh_lo && kw == 0 ? (load) : vf_max((load), best);                   \
+        }                                                                                        \
+    } while (0)
+static vf maxpool_vector_inside(const kiln_cpu_pool_params *p, const float *x, int64_t oh, int64_t ow0, size_t t)
+{
+    int64_t ih0 = oh * p->stride_h - p->pad_top, kh_lo, kh_hi;
+    kiln_cpu_window_taps(ih0, p->dil_h, p->KH, p->H, &kh_lo, &kh_hi);
+    const int64_t s = p->stride_w;
+    vf best = vf_set1(-FLT_MAX);
+    if (s == 1 && t == VF_WIDTH)
+        MAXPOOL_INSIDE(vf_loadu(at));
+    else if (s == 2 && t == VF_WIDTH)
+        MAXPOOL_INSIDE(vf_load_even(at, VF_WIDTH));
+    else
+        MAXPOOL_INSIDE(s == 1 ? vf_load_part(at, t) : s == 2 ? vf_load_even(at, t) : vf_gather_part(at, (int32_t)s, t));
+    return best;
+}
+#undef MAXPOOL_INSIDE
+
 void KILN_CPU_ISA(f32_maxpool2d)(const kiln_cpu_pool_params *p, const float *x, float *y, int64_t oh_lo,
                                  int64_t oh_hi)
 {
@@ -57,8 +85,14 @@ void KILN_CPU_ISA(f32_maxpool2d)(const kiln_cpu_pool_params *p, const float *x, 
     win_lanes lanes[WIN_CACHED_KW];
     for (int64_t ow0 = 0; ow0 < p->OW; ow0 += VF_WIDTH) {
         size_t t = p->OW - ow0 < VF_WIDTH ? (size_t)(p->OW - ow0) : VF_WIDTH;
-        for (int64_t kw = 0; cached && kw < p->KW; kw++) lanes[kw] = win_lanes_of(ow0, t, lo[kw], hi[kw]);
-        for (int64_t oh = oh_lo; oh < oh_hi; oh++)
-            win_store(y + oh * p->OW + ow0, maxpool_vector(p, x, cached ? lanes : NULL, oh, ow0, t), t);
+        bool inside = cached;
+        for (int64_t kw = 0; cached && kw < p->KW; kw++) {
+            lanes[kw] = win_lanes_of(ow0, t, lo[kw], hi[kw]);
+            inside = inside && lanes[kw].full;
+        }
+        for (int64_t oh = oh_lo; oh < oh_hi; oh++) {
+            vf v = inside ? maxpool_vector_inside(p, x, oh, ow0, t) : maxpool_vector(p, x, cached ? lanes : NULL, oh, ow0, t);
+            win_store(y + oh * p->OW + ow0, v, t);
+        }
     }
 }
