@@ -46,8 +46,8 @@ static void rmsnorm_model(bool weight_is_input, uint8_t **data, size_t *size)
     onnx_builder_destroy(b);
 }
 
-/* x [1,32,hw,hw] -> 3x3 pad 1 convolution to m (<= 64) channels -> y. */
-static void conv_model(int64_t hw, int64_t m, uint8_t **data, size_t *size)
+/* x [1,32,hw,hw] -> 3x3 pad 1 convolution with strides s to m (<= 64) channels -> y. */
+static void conv_model(int64_t hw, int64_t m, int64_t s, uint8_t **data, size_t *size)
 {
     static float w[64 * 32 * 9];
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)(i % 7) * 0.01f;
@@ -56,7 +56,10 @@ static void conv_model(int64_t hw, int64_t m, uint8_t **data, size_t *size)
     static const int64_t pads[4] = {1, 1, 1, 1};
     onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 4, xs);
     onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 4, ws, w, (size_t)(m * 32 * 9) * sizeof(float));
-    onnx_builder_attr_ints(b, onnx_builder_node(b, "Conv", "x,w", "y"), "pads", 4, pads);
+    const int64_t strides[2] = {s, s};
+    Onnx__NodeProto *conv = onnx_builder_node(b, "Conv", "x,w", "y");
+    onnx_builder_attr_ints(b, conv, "pads", 4, pads);
+    onnx_builder_attr_ints(b, conv, "strides", 2, strides);
     onnx_builder_output(b, "y");
     onnx_builder_serialize(b, data, size);
     onnx_builder_destroy(b);
@@ -118,23 +121,33 @@ int main(void)
     EXPECT(counts[KILN_CPU_OP_BINARY] >= 3);
 
     unit_section("3x3 convolution, 32 -> 40 channels, 16x16: Winograd (64 tiles)");
-    conv_model(16, 40, &onnx, &size);
+    conv_model(16, 40, 1, &onnx, &size);
     compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1);
 
-    unit_section("the same at 7x7: direct (16 tiles), pixels as columns (40 channels)");
-    conv_model(7, 40, &onnx, &size);
+    unit_section("the same at 7x7: direct (16 tiles, too few as columns), pixels as columns (40 channels)");
+    conv_model(7, 40, 1, &onnx, &size);
     compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 0 && conv.pixel_rows == 0);
 
-    unit_section("7x7 with 64 output channels: pixels as rows (49 pixels would fill 77% of two panels)");
-    conv_model(7, 64, &onnx, &size);
+    unit_section("7x7 with 64 output channels: Winograd with the 16 tiles as rows");
+    conv_model(7, 64, 1, &onnx, &size);
+    compiled_steps(onnx, size, counts, &ln, &conv);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1 && conv.pixel_rows == 1);
+
+    unit_section("stride 2 from 14x14 to 7x7, 64 output channels: direct, pixels as rows (49 would fill 77% of two panels)");
+    conv_model(14, 64, 2, &onnx, &size);
     compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 0 && conv.pixel_rows == 1);
 
-    unit_section("16x16 with 64 output channels: Winograd, not pixels as rows");
-    conv_model(16, 64, &onnx, &size);
+    unit_section("16x16 with 64 output channels: Winograd, 64 tiles as columns");
+    conv_model(16, 64, 1, &onnx, &size);
     compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1 && conv.pixel_rows == 0);
+
+    unit_section("14x14 with 64 output channels: Winograd, 49 tiles as rows");
+    conv_model(14, 64, 1, &onnx, &size);
+    compiled_steps(onnx, size, counts, &ln, &conv);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1 && conv.pixel_rows == 1);
     return unit_finish("test_compile_lowering");
 }

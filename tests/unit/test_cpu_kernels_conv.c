@@ -31,13 +31,14 @@ static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t
 }
 
 /* How the step is asked to compute: as the lowering picks by default (im2col, pointwise or
-   depthwise), as Winograd F(2x2, 3x3) (3x3, unit strides, one group), or with the pixels as the
-   GEMM's rows (one group; filters packed as B). */
-typedef enum conv_strategy { CONV_DEFAULT, CONV_WINOGRAD, CONV_PIXEL_ROWS } conv_strategy;
+   depthwise), as Winograd F(2x2, 3x3) (3x3, unit strides, one group) with the tiles as the
+   GEMMs' columns or rows, or with the pixels as the GEMM's rows (one group; filters packed as B). */
+typedef enum conv_strategy { CONV_DEFAULT, CONV_WINOGRAD, CONV_WINOGRAD_ROWS, CONV_PIXEL_ROWS } conv_strategy;
 
 static void test_conv_case(const conv_case *c, conv_strategy strategy)
 {
-    bool winograd = strategy == CONV_WINOGRAD, pixel_rows = strategy == CONV_PIXEL_ROWS;
+    bool winograd = strategy == CONV_WINOGRAD || strategy == CONV_WINOGRAD_ROWS;
+    bool pixel_rows = strategy == CONV_PIXEL_ROWS || strategy == CONV_WINOGRAD_ROWS;
     char what[200];
     int64_t OH = window_out(c->H, c->KH, c->sh, c->pt + c->pb, c->dh, false);
     int64_t OW = window_out(c->W, c->KW, c->sw, c->pl + c->pr, c->dw, false);
@@ -48,7 +49,7 @@ static void test_conv_case(const conv_case *c, conv_strategy strategy)
              (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->M, (long long)c->KH,
              (long long)c->KW, (long long)c->sh, (long long)c->sw, (long long)c->pt, (long long)c->pl,
              (long long)c->pb, (long long)c->pr, (long long)c->dh, (long long)c->dw, (long long)c->group,
-             depthwise ? " dw" : winograd ? " winograd" : pixel_rows ? " pixel rows" : "");
+             depthwise ? " dw" : winograd ? (pixel_rows ? " winograd rows" : " winograd") : pixel_rows ? " pixel rows" : "");
     int64_t nx = c->N * c->C * c->H * c->W, nw = c->M * K, ny = c->N * c->M * OH * OW;
     tbuf *X = tb_f32(nx), *Wraw = tb_f32(nw), *bias = c->bias ? tb_f32(c->M) : NULL, *Y = tb_f32(ny);
     fill(tb_data(X), nx, 1.0f);
@@ -80,8 +81,9 @@ static void test_conv_case(const conv_case *c, conv_strategy strategy)
         if (!tb->runnable) continue;
         tbuf *Wp = Wraw;
         if (winograd) {
-            Wp = tb_f32((int64_t)(kiln_cpu_pack_winograd_size(c->M, c->C, tb->k->gemm_mr) / sizeof(float)));
-            kiln_cpu_pack_winograd(w, c->M, c->C, tb->k->gemm_mr, tb_data(Wp));
+            uint32_t width = pixel_rows ? tb->k->gemm_nr : tb->k->gemm_mr;
+            Wp = tb_f32((int64_t)(kiln_cpu_pack_winograd_size(c->M, c->C, width) / sizeof(float)));
+            kiln_cpu_pack_winograd(w, c->M, c->C, width, tb_data(Wp));
         } else if (pixel_rows) {
             Wp = tb_f32((int64_t)(kiln_cpu_pack_b_size(K, c->M, tb->k->gemm_nr) / sizeof(float)));
             kiln_cpu_pack_b(w, K, c->M, 1, tb->k->gemm_nr, tb_data(Wp));
@@ -152,7 +154,10 @@ static void test_conv(void)
         {2, 64, 7, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5},  /* 16 tiles, K blocks, ranges */
         {1, 3, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* 1x1 output: one partial tile */
     };
-    for (size_t i = 0; i < sizeof winograd / sizeof winograd[0]; i++) test_conv_case(&winograd[i], CONV_WINOGRAD);
+    for (size_t i = 0; i < sizeof winograd / sizeof winograd[0]; i++) {
+        test_conv_case(&winograd[i], CONV_WINOGRAD);
+        test_conv_case(&winograd[i], CONV_WINOGRAD_ROWS);
+    }
     /* Pixels as rows: pixel counts that end in short row panels (49 = 4 x 12 + 1), strides,
        dilation, channels that end in a partial panel, several K blocks, chunks of pixels (1156
        of them; on the smallest workspace every table's chunk is one MR panel), two images, a

@@ -97,7 +97,9 @@ typedef struct kiln_cpu_conv_params {
     uint8_t winograd;               /* 3x3, unit strides and dilation, one group: Winograd
                                        F(2x2, 3x3), filters as kiln_cpu_pack_winograd holds them */
     uint8_t pixel_rows;             /* one group, few output pixels: pixels as the GEMM's rows,
-                                       filters as kiln_cpu_pack_b(W, C*KH*KW, M, trans = 1) */
+                                       filters as kiln_cpu_pack_b(W, C*KH*KW, M, trans = 1); with
+                                       winograd, tiles as rows, filters as kiln_cpu_pack_winograd
+                                       for NR */
     uint8_t reserved[4];
     kiln_cpu_act act;
 } kiln_cpu_conv_params;

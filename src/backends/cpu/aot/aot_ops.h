@@ -31,6 +31,7 @@ typedef enum aot_weight_form {
                                back: convolution filters, one panel set per group */
     AOT_FORM_WINOGRAD = 3,  /* kiln_cpu_pack_winograd(data, rows, k, MR): 3x3 filters of rows
                                outputs and k inputs, transformed for Winograd F(2x2, 3x3) */
+    AOT_FORM_WINOGRAD_B = 4, /* the same for NR: the B panels of Winograd with tiles as rows */
 } aot_weight_form;
 
 typedef enum aot_operand_kind {

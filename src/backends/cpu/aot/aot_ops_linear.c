@@ -142,21 +142,32 @@ bool aot_describe_matmul(const kiln_node *node, const kiln_tensor *const *in, co
 
 /* ---- Conv (1-D and 2-D, NCHW) ------------------------------------------------------------------ */
 
-/* Winograd F(2x2, 3x3) (16 multiplies per 2x2 outputs and input channel instead of 36) for 3x3
-   convolutions with unit strides and dilation and one group, when there are channels enough for
-   the 16 GEMMs to amortise the transforms (ResNet's 3x3 layers: 64 to 512) and at least 32 tiles
-   (one GEMM panel): ResNet-18's 7x7 stage (16 tiles) measured no faster, with 16/9 the weights. */
-static bool winograd_pays(const kiln_cpu_conv_params *p)
+/* Output positions (pixels, or Winograd tiles) as the GEMM's rows when as columns they would
+   fill their last 32-wide panel poorly (under 95% of the panels: ResNet-18's 14x14 Winograd
+   layers have 49 tiles in 64 columns) and the output channels fill whole panels (M a multiple of
+   32, hence of every table's NR). */
+static bool positions_as_rows(int64_t positions, int64_t M)
 {
-    return p->KH == 3 && p->KW == 3 && p->stride_h == 1 && p->stride_w == 1 && p->dil_h == 1 && p->dil_w == 1 &&
-           p->group == 1 && p->C >= 32 && p->M >= 32 && (p->OH + 1) / 2 * ((p->OW + 1) / 2) >= 32;
+    return M % 32 == 0 && positions >= 1 && positions * 100 < (positions + 31) / 32 * 32 * 95;
 }
 
-/* Pixels as the GEMM's rows (f32-conv2d-pixel-rows.c) when the output pixels would fill their
-   last NR panel poorly as columns (under 95% of 32-wide panels: ResNet-18's 7x7 stage, 49 pixels
-   in 64 columns, and its 14x14 stride-2 layers, 196 in 224) and the output channels fill whole
-   panels (M a multiple of 32, hence of every table's NR); at most 1024 pixels, where the
-   im2col of all of them stays within a few L2s. One group only, and not pointwise: there the
+/* Winograd F(2x2, 3x3) (16 multiplies per 2x2 outputs and input channel instead of 36) for 3x3
+   convolutions with unit strides and dilation and one group, when there are channels enough for
+   the 16 GEMMs to amortise the transforms (ResNet's 3x3 layers: 64 to 512) and tiles enough: 32
+   (one GEMM panel of columns), or 16 as rows. ResNet-18's 7x7 stage (16 tiles) measured no
+   faster with the tiles as columns (half of each panel empty), 2.33 -> 1.49 ms a layer as rows,
+   for 16/9 the weights (its program: 55 -> 76 MB). */
+static bool winograd_pays(const kiln_cpu_conv_params *p)
+{
+    int64_t tiles = (p->OH + 1) / 2 * ((p->OW + 1) / 2);
+    return p->KH == 3 && p->KW == 3 && p->stride_h == 1 && p->stride_w == 1 && p->dil_h == 1 && p->dil_w == 1 &&
+           p->group == 1 && p->C >= 32 && p->M >= 32 && (tiles >= 32 || (tiles >= 16 && positions_as_rows(tiles, p->M)));
+}
+
+/* Pixels as the GEMM's rows (f32-conv2d-pixel-rows.c) when positions_as_rows says so
+   (ResNet-18's 7x7 stage, 49 pixels in 64 columns, and its 14x14 stride-2 layers, 196 in 224);
+   at most 1024 pixels, where the im2col of all of them stays within a few L2s. One group only,
+   and not pointwise: there the
    input planes are B as they are, and the gather this path needs made MobileNetV2's 1x1 layers
    at 14x14 and 7x7 no faster on one thread and 9% slower on two. */
 static bool pixel_rows_pay(const kiln_cpu_conv_params *p)
@@ -164,8 +175,7 @@ static bool pixel_rows_pay(const kiln_cpu_conv_params *p)
     int64_t pixels = p->OH * p->OW;
     bool pointwise = p->KH == 1 && p->KW == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
                      p->pad_left == 0 && p->OH == p->H && p->OW == p->W;
-    return p->group == 1 && !p->depthwise && !pointwise && p->M % 32 == 0 && pixels >= 1 && pixels <= 1024 &&
-           pixels * 100 < (pixels + 31) / 32 * 32 * 95;
+    return p->group == 1 && !p->depthwise && !pointwise && pixels <= 1024 && positions_as_rows(pixels, p->M);
 }
 
 /* A 1-D convolution is the 2-D one over a single row: H = 1, KH = 1, no vertical stride, pad or
@@ -210,7 +220,8 @@ bool aot_describe_conv(const kiln_node *node, const kiln_tensor *const *in, cons
     } else if (winograd_pays(p)) {
         /* Filters transformed once here; the step needs no im2col (f32-conv2d-winograd.c). */
         p->winograd = 1;
-        d->in[1].form = AOT_FORM_WINOGRAD;
+        p->pixel_rows = positions_as_rows((p->OH + 1) / 2 * ((p->OW + 1) / 2), m);
+        d->in[1].form = p->pixel_rows ? AOT_FORM_WINOGRAD_B : AOT_FORM_WINOGRAD;
         d->in[1].rows = m;
         d->in[1].k = c;
     } else if (pixel_rows_pay(p)) {

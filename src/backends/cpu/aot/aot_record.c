@@ -72,6 +72,7 @@ static size_t packed_size(const aot_operand *w, const kiln_cpu_kernels *k)
 {
     if (w->form == AOT_FORM_PACK_B) return kiln_cpu_pack_b_size(w->k, w->n, k->gemm_nr);
     if (w->form == AOT_FORM_WINOGRAD) return kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_mr);
+    if (w->form == AOT_FORM_WINOGRAD_B) return kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_nr);
     return (size_t)w->groups * kiln_cpu_pack_a_size(w->rows, w->k, k->gemm_mr);
 }
 
@@ -82,8 +83,8 @@ static void pack(const aot_operand *w, const kiln_cpu_kernels *k, float *dst)
         kiln_cpu_pack_b(src, w->k, w->n, w->trans, k->gemm_nr, dst);
         return;
     }
-    if (w->form == AOT_FORM_WINOGRAD) {
-        kiln_cpu_pack_winograd(src, w->rows, w->k, k->gemm_mr, dst);
+    if (w->form == AOT_FORM_WINOGRAD || w->form == AOT_FORM_WINOGRAD_B) {
+        kiln_cpu_pack_winograd(src, w->rows, w->k, w->form == AOT_FORM_WINOGRAD ? k->gemm_mr : k->gemm_nr, dst);
         return;
     }
     size_t group_floats = kiln_cpu_pack_a_size(w->rows, w->k, k->gemm_mr) / sizeof(float);

@@ -85,8 +85,10 @@ size_t kiln_cpu_pack_a_size(int64_t M, int64_t K, uint32_t mr);   /* bytes */
 void kiln_cpu_pack_a(const float *src, int64_t M, int64_t K, int trans, uint32_t mr, float *dst);
 /* Winograd F(2x2, 3x3) filters: src is M x C x 3 x 3; each filter g becomes U = G g G^T (4 x 4,
  * G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]), and the 16 matrices U[xi][nu] (M x C each)
- * are stored back to back as A panels (position xi * 4 + nu), pack_a_size(M, C, mr) each. */
-size_t kiln_cpu_pack_winograd_size(int64_t M, int64_t C, uint32_t mr); /* bytes */
-void kiln_cpu_pack_winograd(const float *src, int64_t M, int64_t C, uint32_t mr, float *dst);
+ * are stored back to back as A panels (position xi * 4 + nu), pack_a_size(M, C, width) each.
+ * With width = MR they are the A operands of M x C; with width = NR the same bytes are U^T
+ * packed as B (kiln_cpu_pack_b(U, C, M, trans = 1, NR): the two layouts coincide). */
+size_t kiln_cpu_pack_winograd_size(int64_t M, int64_t C, uint32_t width); /* bytes */
+void kiln_cpu_pack_winograd(const float *src, int64_t M, int64_t C, uint32_t width, float *dst);
 
 #endif

@@ -51,7 +51,7 @@ size_t kiln_cpu_conv_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_par
 {
     int64_t pixels = p->OH * p->OW, K = conv_k(p);
     if (p->depthwise || p->N == 0 || p->M == 0 || pixels == 0 || K == 0) return 0;
-    if (p->winograd) return kiln_cpu_winograd_workspace(nr, p, l2);
+    if (p->winograd) return kiln_cpu_winograd_workspace(mr, nr, p, l2);
     if (p->pixel_rows) return kiln_cpu_pixel_rows_workspace(mr, nr, p, l2);
     if (kiln_cpu_conv_is_pointwise(p)) return kiln_cpu_gemm_workspace(mr, nr, p->M / p->group, pixels, K, true, false, l2);
     int64_t cols = (int64_t)(l2 / 2 / ((size_t)K * sizeof(float))) / nr * nr;

@@ -6,8 +6,16 @@
  * tile and channel), multiplied as 16 GEMMs M_pos (M x tiles) = U_pos (M x C, the filters
  * transformed at compile time) . V_pos (C x tiles), and transformed back (Y = A^T M A). The
  * work is cut into chunks of tiles (a multiple of NR, sized so V and M stay within half of L2),
- * and a chunk's output channels into row ranges when there are fewer chunks than threads.
- * Workspace per task: [ V: 16 x C x TC | M: 16 x M x TC ] floats, TC tiles per chunk.
+ * and a chunk's output channels into ranges when there are fewer chunks than threads.
+ *
+ * Two orientations of the GEMMs. Tiles as columns (NR panels of tiles, U as A panels of MR
+ * output channels), or — params pixel_rows — tiles as rows, M_pos^T (tiles x M) = V_pos^T .
+ * U_pos^T: V in MR panels of tiles, U packed as B (NR panels of channels), each product
+ * transposed into M by the kit's row packing. Few tiles fill NR-wide panels poorly (ResNet-18's
+ * 14x14 layers: 49 tiles in 64 columns), while the microkernel runs only the rows a panel has,
+ * in steps of 4.
+ * Workspace per task: [ V: 16 x C x TC | M: 16 x M x TC | T: TC x round_up(M, NR) (rows only) ]
+ * floats, TC tiles per chunk (a multiple of NR, or of MR for rows).
  */
 #include <stdatomic.h>
 
@@ -21,15 +29,22 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t tiles_of(const kiln_cpu_conv_params *p) { return ceil_div(p->OH, 2) * ceil_div(p->OW, 2); }
 
 /* Bytes of workspace per tile of a chunk. */
-static size_t bytes_per_tile(const kiln_cpu_conv_params *p) { return (size_t)(16 * (p->C + p->M)) * sizeof(float); }
-
-size_t kiln_cpu_winograd_workspace(uint32_t nr, const kiln_cpu_conv_params *p, size_t l2)
+static size_t bytes_per_tile(uint32_t nr, const kiln_cpu_conv_params *p)
 {
-    int64_t tiles = tiles_of(p);
+    int64_t t = p->pixel_rows ? ceil_div(p->M, nr) * nr : 0;
+    return (size_t)(16 * (p->C + p->M) + t) * sizeof(float);
+}
+
+/* The tile panel width: V's panels of tiles are NR columns, or MR rows. */
+static uint32_t tile_unit(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p) { return p->pixel_rows ? mr : nr; }
+
+size_t kiln_cpu_winograd_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2)
+{
+    int64_t tiles = tiles_of(p), unit = tile_unit(mr, nr, p);
     if (p->N == 0 || p->M == 0 || tiles == 0) return 0;
-    int64_t tc = (int64_t)(l2 / 2 / bytes_per_tile(p)) / nr * nr, all = ceil_div(tiles, nr) * nr;
-    tc = tc < (int64_t)nr ? (int64_t)nr : tc > all ? all : tc;
-    return (size_t)tc * bytes_per_tile(p);
+    int64_t tc = (int64_t)(l2 / 2 / bytes_per_tile(nr, p)) / unit * unit, all = ceil_div(tiles, unit) * unit;
+    tc = tc < unit ? unit : tc > all ? all : tc;
+    return (size_t)tc * bytes_per_tile(nr, p);
 }
 
 typedef struct wino_job {
@@ -38,10 +53,38 @@ typedef struct wino_job {
     const float *x, *u, *bias;
     float *y;
     const kiln_cpu_exec *exec;
-    int64_t tc, chunks, ranges;     /* tiles per chunk, chunks per image, row ranges per chunk */
+    int64_t tc, chunks, ranges;     /* tiles per chunk, chunks per image, channel ranges per chunk */
+    uint32_t unit, channel_unit;    /* tile panel width; channel range granularity (MR, or NR) */
     size_t tasks;
     atomic_int status;
 } wino_job;
+
+/* The 16 products of a chunk for output channels [r0, r1), into M. */
+static kiln_status chunk_products(const wino_job *j, const float *v, float *m, float *t, int64_t live, int64_t r0,
+                                  int64_t r1)
+{
+    const kiln_cpu_kit *kit = j->kit;
+    const kiln_cpu_conv_params *p = j->p;
+    const int64_t C = p->C, M = p->M, tc = j->tc, ldt = ceil_div(M, kit->nr) * kit->nr;
+    const uint32_t w = p->pixel_rows ? kit->nr : kit->mr; /* U's panel width */
+    const size_t u_stride = kiln_cpu_pack_a_size(M, C, w) / sizeof(float);
+    const size_t v_stride = (size_t)(C * tc), m_stride = (size_t)(M * tc);
+    kiln_cpu_epilogue e = {1.0f, 1.0f, KILN_CPU_BIAS_NONE, NULL, {.kind = KILN_CPU_ACT_NONE}, 0};
+    for (int pos = 0; pos < 16; pos++) {
+        const float *u = j->u + pos * u_stride + (size_t)(r0 / w * C * w);
+        kiln_cpu_operand vo = {v + pos * v_stride, 0, 0, true}, uo = {u, 0, 0, true};
+        kiln_status st;
+        if (!p->pixel_rows) {
+            st = kiln_cpu_gemm_run(kit, r1 - r0, live, C, uo, vo, m + pos * m_stride + r0 * tc, tc, &e, NULL, 0);
+        } else {
+            st = kiln_cpu_gemm_run(kit, live, r1 - r0, C, vo, uo, t + r0, ldt, &e, NULL, 0);
+            /* T's rows are tiles, M's channels: M_pos[c][jj] = T[jj][c]. */
+            if (st == KILN_OK) kit->pack_rows(t + r0, ldt, live, r1 - r0, (uint32_t)tc, m + pos * m_stride + r0 * tc);
+        }
+        if (st != KILN_OK) return st;
+    }
+    return KILN_OK;
+}
 
 static void wino_task(void *arg, size_t task)
 {
@@ -49,40 +92,34 @@ static void wino_task(void *arg, size_t task)
     const kiln_cpu_kit *kit = j->kit;
     const kiln_cpu_conv_params *p = j->p;
     const int64_t tiles = tiles_of(p), C = p->C, M = p->M, tc = j->tc;
-    const size_t u_stride = kiln_cpu_pack_a_size(M, C, kit->mr) / sizeof(float);
-    const size_t v_stride = (size_t)(C * tc), m_stride = (size_t)(M * tc);
-    float *v = kiln_cpu_task_workspace(j->exec, task), *m = v + 16 * v_stride;
+    float *v = kiln_cpu_task_workspace(j->exec, task), *m = v + 16 * C * tc, *t = m + 16 * M * tc;
     int64_t lo, hi, transformed = -1;
     kiln_cpu_split(p->N * j->chunks * j->ranges, j->tasks, task, &lo, &hi);
     for (int64_t item = lo; item < hi; item++) {
         int64_t chunk_id = item / j->ranges, n = chunk_id / j->chunks, t0 = chunk_id % j->chunks * tc;
         int64_t live = tiles - t0 < tc ? tiles - t0 : tc, r0, r1;
         if (chunk_id != transformed) {
-            kit->wino_in(p, j->x + n * C * p->H * p->W, t0, live, kit->nr, v, v_stride);
+            kit->wino_in(p, j->x + n * C * p->H * p->W, t0, live, j->unit, v, (size_t)(C * tc));
             transformed = chunk_id;
         }
-        kiln_cpu_split_aligned(M, kit->mr, (size_t)j->ranges, (size_t)(item % j->ranges), &r0, &r1);
+        kiln_cpu_split_aligned(M, j->channel_unit, (size_t)j->ranges, (size_t)(item % j->ranges), &r0, &r1);
         if (r0 == r1) continue;
-        kiln_cpu_epilogue e = {1.0f, 1.0f, KILN_CPU_BIAS_NONE, NULL, {.kind = KILN_CPU_ACT_NONE}, 0};
-        for (int pos = 0; pos < 16; pos++) {
-            kiln_cpu_operand a = {j->u + pos * u_stride + (size_t)(r0 / kit->mr * C * kit->mr), 0, 0, true};
-            kiln_cpu_operand b = {v + pos * v_stride, 0, 0, true};
-            kiln_status st = kiln_cpu_gemm_run(kit, r1 - r0, live, C, a, b, m + pos * m_stride + r0 * tc, tc, &e, NULL, 0);
-            if (st != KILN_OK) {
-                kiln_cpu_record_failure(&j->status, st);
-                return;
-            }
+        kiln_status st = chunk_products(j, v, m, t, live, r0, r1);
+        if (st != KILN_OK) {
+            kiln_cpu_record_failure(&j->status, st);
+            return;
         }
-        kit->wino_out(p, m + r0 * tc, m_stride, tc, r1 - r0, t0, live, j->bias ? j->bias + r0 : NULL,
+        kit->wino_out(p, m + r0 * tc, (size_t)(M * tc), tc, r1 - r0, t0, live, j->bias ? j->bias + r0 : NULL,
                       j->y + (n * M + r0) * p->OH * p->OW);
     }
 }
 
-/* The busiest task's work when items (chunk, row range) are shared out in runs, as wino_task
-   takes them: per item, its padded tiles times (its rows + TRANSFORM_ROWS), the transform of a
-   tile costing about as much as that many rows of its GEMMs. */
+/* The busiest task's work when items (chunk, channel range) are shared out in runs, as
+   wino_task takes them: per item, its padded tiles (to NR columns, or to the microkernel's steps
+   of 4 rows) times (its channels + TRANSFORM_ROWS), the transform of a tile costing about as
+   much as that many channels of its GEMMs. */
 #define TRANSFORM_ROWS 8
-static double busiest(const wino_job *j, int64_t tiles, int64_t panels, uint32_t mr, uint32_t nr, size_t tasks)
+static double busiest(const wino_job *j, int64_t tiles, int64_t panels, size_t tasks)
 {
     int64_t items = j->p->N * j->chunks * j->ranges;
     double worst = 0.0;
@@ -92,16 +129,17 @@ static double busiest(const wino_job *j, int64_t tiles, int64_t panels, uint32_t
         kiln_cpu_split(items, tasks, t, &lo, &hi);
         for (int64_t item = lo; item < hi; item++) {
             int64_t t0 = item / j->ranges % j->chunks * j->tc, live = tiles - t0 < j->tc ? tiles - t0 : j->tc;
-            int64_t r0, r1;
-            kiln_cpu_split_aligned(panels * mr, mr, (size_t)j->ranges, (size_t)(item % j->ranges), &r0, &r1);
-            sum += (double)(ceil_div(live, nr) * nr) * (double)(r1 - r0 + TRANSFORM_ROWS);
+            int64_t r0, r1, padded = j->p->pixel_rows ? ceil_div(live, 4) * 4 : ceil_div(live, j->unit) * j->unit;
+            kiln_cpu_split_aligned(panels * j->channel_unit, j->channel_unit, (size_t)j->ranges,
+                                   (size_t)(item % j->ranges), &r0, &r1);
+            sum += (double)padded * (double)(r1 - r0 + TRANSFORM_ROWS);
         }
         worst = sum > worst ? sum : worst;
     }
     return worst;
 }
 
-/* Row ranges per chunk (1 .. max_tasks, at most one per MR panel) and the task count: the least
+/* Channel ranges per chunk (1 .. max_tasks, at most one per panel) and the task count: the least
    busiest-task work. With fewer or unequal chunks than threads (49 tiles: chunks of 32 and 17),
    cutting the output channels evens the tasks out, at the price of transforming a chunk's V in
    every task that takes part of it. */
@@ -113,7 +151,7 @@ static void choose_ranges(wino_job *j, int64_t tiles, int64_t panels, size_t max
         j->ranges = r;
         int64_t items = j->p->N * j->chunks * r;
         size_t tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;
-        double cost = busiest(j, tiles, panels, j->kit->mr, j->kit->nr, tasks);
+        double cost = busiest(j, tiles, panels, tasks);
         if (best < 0.0 || cost < best) {
             best = cost;
             best_ranges = r;
@@ -129,13 +167,15 @@ kiln_status kiln_cpu_winograd_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_
 {
     int64_t tiles = tiles_of(p);
     if (p->N == 0 || p->M == 0 || tiles == 0) return KILN_OK;
-    int64_t tc = (int64_t)(exec->workspace_size / bytes_per_tile(p)) / kit->nr * kit->nr;
-    if (tc < (int64_t)kit->nr) return KILN_ERROR_INVALID_ARGUMENT;
-    wino_job j = {.kit = kit, .p = p, .x = x, .u = u, .bias = bias, .y = y, .exec = exec, .tc = tc};
+    const uint32_t unit = tile_unit(kit->mr, kit->nr, p);
+    int64_t tc = (int64_t)(exec->workspace_size / bytes_per_tile(kit->nr, p)) / unit * unit;
+    if (tc < (int64_t)unit || tc > (int64_t)UINT32_MAX) return KILN_ERROR_INVALID_ARGUMENT;
+    wino_job j = {.kit = kit, .p = p, .x = x, .u = u, .bias = bias, .y = y, .exec = exec, .tc = tc, .unit = unit};
+    j.channel_unit = p->pixel_rows ? kit->nr : kit->mr;
     j.chunks = ceil_div(tiles, tc);
     double work = (double)p->N * (double)tiles * 16.0 * (double)p->C * (double)p->M;
     size_t max_tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, WINO_GRAIN, true);
-    choose_ranges(&j, tiles, ceil_div(p->M, kit->mr), max_tasks);
+    choose_ranges(&j, tiles, ceil_div(p->M, j.channel_unit), max_tasks);
     atomic_init(&j.status, KILN_OK);
     kiln_cpu_parallel(exec, j.tasks, wino_task, &j);
     return (kiln_status)atomic_load(&j.status);

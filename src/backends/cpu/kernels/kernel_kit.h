@@ -207,8 +207,9 @@ kiln_status kiln_cpu_gemm_batch(const kiln_cpu_kit *kit, int64_t batch, kiln_cpu
 bool kiln_cpu_conv_is_pointwise(const kiln_cpu_conv_params *p);
 size_t kiln_cpu_conv_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
 /* Winograd convolutions (f32-conv2d-winograd.c): the workspace of one task, and the step on the
-   filters u as kiln_cpu_pack_winograd holds them (x, y: whole tensors; bias NULL or M floats). */
-size_t kiln_cpu_winograd_workspace(uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
+   filters u as kiln_cpu_pack_winograd holds them for MR (or NR with pixel_rows) (x, y: whole
+   tensors; bias NULL or M floats). */
+size_t kiln_cpu_winograd_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
 kiln_status kiln_cpu_winograd_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
                                    const float *u, const float *bias, float *y, kiln_cpu_exec *exec);
 

@@ -48,15 +48,15 @@ void kiln_cpu_pack_a(const float *src, int64_t M, int64_t K, int trans, uint32_t
     }
 }
 
-size_t kiln_cpu_pack_winograd_size(int64_t M, int64_t C, uint32_t mr)
+size_t kiln_cpu_pack_winograd_size(int64_t M, int64_t C, uint32_t width)
 {
-    size_t one = kiln_cpu_pack_a_size(M, C, mr);
+    size_t one = kiln_cpu_pack_a_size(M, C, width);
     return one == SIZE_MAX || one > SIZE_MAX / 16 ? SIZE_MAX : 16 * one;
 }
 
-void kiln_cpu_pack_winograd(const float *src, int64_t M, int64_t C, uint32_t mr, float *dst)
+void kiln_cpu_pack_winograd(const float *src, int64_t M, int64_t C, uint32_t width, float *dst)
 {
-    size_t position = kiln_cpu_pack_a_size(M, C, mr) / sizeof(float);
+    size_t position = kiln_cpu_pack_a_size(M, C, width) / sizeof(float);
     memset(dst, 0, 16 * position * sizeof(float));
     for (int64_t m = 0; m < M; m++) {
         for (int64_t c = 0; c < C; c++) {
@@ -75,7 +75,7 @@ void kiln_cpu_pack_winograd(const float *src, int64_t M, int64_t C, uint32_t mr,
                 u[i][2] = 0.5 * (t[i][0] - t[i][1] + t[i][2]);
                 u[i][3] = t[i][2];
             }
-            size_t at = (size_t)(m / mr) * (size_t)C * mr + (size_t)c * mr + (size_t)(m % mr);
+            size_t at = (size_t)(m / width) * (size_t)C * width + (size_t)c * width + (size_t)(m % width);
             for (int i = 0; i < 4; i++)
                 for (int j = 0; j < 4; j++) dst[(size_t)(i * 4 + j) * position + at] = (float)u[i][j];
         }

@@ -239,7 +239,8 @@ static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const st
         KILN_CHECK(p->KH == 3 && p->KW == 3 && p->stride_h == 1 && p->stride_w == 1 && p->dil_h == 1 &&
                        p->dil_w == 1 && p->group == 1,
                    BAD);
-        size_t bytes = kiln_cpu_pack_winograd_size(p->M, p->C, mr);
+        KILN_CHECK(!p->pixel_rows || (nr >= 1 && nr <= PANEL_MAX), BAD);
+        size_t bytes = kiln_cpu_pack_winograd_size(p->M, p->C, p->pixel_rows ? nr : mr);
         KILN_CHECK(bytes != SIZE_MAX, BAD);
         return need_in(io, 1, KILN_DTYPE_F32, bytes);
     }
@@ -268,7 +269,7 @@ static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *i
         KILN_CHECK(in_range(positive[i], 1, GEOMETRY_MAX), BAD);
     KILN_CHECK(p->C % p->group == 0 && p->M % p->group == 0, BAD);
     KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1 && p->winograd <= 1 && p->pixel_rows <= 1 &&
-                   p->depthwise + p->winograd + p->pixel_rows <= 1,
+                   p->depthwise + p->winograd <= 1 && p->depthwise + p->pixel_rows <= 1,
                BAD);
     KILN_TRY(check_act(&p->act));
 
