@@ -46,8 +46,9 @@ static void rmsnorm_model(bool weight_is_input, uint8_t **data, size_t *size)
     onnx_builder_destroy(b);
 }
 
-/* x [1,32,hw,hw] -> 3x3 pad 1 convolution with strides s to m (<= 64) channels -> y. */
-static void conv_model(int64_t hw, int64_t m, int64_t s, uint8_t **data, size_t *size)
+/* x [1,32,hw,hw] -> 3x3 pad 1 convolution with strides s to m (<= 64) channels -> y; with
+   residual (m = 32, s = 1), y = Relu(conv + x). */
+static void conv_model(int64_t hw, int64_t m, int64_t s, bool residual, uint8_t **data, size_t *size)
 {
     static float w[64 * 32 * 9];
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)(i % 7) * 0.01f;
@@ -57,9 +58,31 @@ static void conv_model(int64_t hw, int64_t m, int64_t s, uint8_t **data, size_t 
     onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 4, xs);
     onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 4, ws, w, (size_t)(m * 32 * 9) * sizeof(float));
     const int64_t strides[2] = {s, s};
-    Onnx__NodeProto *conv = onnx_builder_node(b, "Conv", "x,w", "y");
+    Onnx__NodeProto *conv = onnx_builder_node(b, "Conv", "x,w", residual ? "c" : "y");
     onnx_builder_attr_ints(b, conv, "pads", 4, pads);
     onnx_builder_attr_ints(b, conv, "strides", 2, strides);
+    if (residual) {
+        onnx_builder_node(b, "Add", "c,x", "s");
+        onnx_builder_node(b, "Relu", "s", "y");
+    }
+    onnx_builder_output(b, "y");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
+}
+
+/* x [1,8,16,16] -> 3x3 pad 1 convolution to 8 channels (too few for Winograd) -> Add(x) -> Relu. */
+static void conv_model_c8_residual(uint8_t **data, size_t *size)
+{
+    static float w[8 * 8 * 9];
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)(i % 5) * 0.01f;
+    onnx_builder *b = onnx_builder_create(13);
+    int64_t xs[4] = {1, 8, 16, 16}, ws[4] = {8, 8, 3, 3};
+    static const int64_t pads[4] = {1, 1, 1, 1};
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 4, xs);
+    onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 4, ws, w, sizeof w);
+    onnx_builder_attr_ints(b, onnx_builder_node(b, "Conv", "x,w", "c"), "pads", 4, pads);
+    onnx_builder_node(b, "Add", "c,x", "s");
+    onnx_builder_node(b, "Relu", "s", "y");
     onnx_builder_output(b, "y");
     onnx_builder_serialize(b, data, size);
     onnx_builder_destroy(b);
@@ -121,33 +144,45 @@ int main(void)
     EXPECT(counts[KILN_CPU_OP_BINARY] >= 3);
 
     unit_section("3x3 convolution, 32 -> 40 channels, 16x16: Winograd (64 tiles)");
-    conv_model(16, 40, 1, &onnx, &size);
+    conv_model(16, 40, 1, false, &onnx, &size);
     compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1);
 
     unit_section("the same at 7x7: direct (16 tiles, too few as columns), pixels as columns (40 channels)");
-    conv_model(7, 40, 1, &onnx, &size);
+    conv_model(7, 40, 1, false, &onnx, &size);
     compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 0 && conv.pixel_rows == 0);
 
     unit_section("7x7 with 64 output channels: Winograd with the 16 tiles as rows");
-    conv_model(7, 64, 1, &onnx, &size);
+    conv_model(7, 64, 1, false, &onnx, &size);
     compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1 && conv.pixel_rows == 1);
 
     unit_section("stride 2 from 14x14 to 7x7, 64 output channels: direct, pixels as rows (49 would fill 77% of two panels)");
-    conv_model(14, 64, 2, &onnx, &size);
+    conv_model(14, 64, 2, false, &onnx, &size);
     compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 0 && conv.pixel_rows == 1);
 
     unit_section("16x16 with 64 output channels: Winograd, 64 tiles as columns");
-    conv_model(16, 64, 1, &onnx, &size);
+    conv_model(16, 64, 1, false, &onnx, &size);
     compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1 && conv.pixel_rows == 0);
 
     unit_section("14x14 with 64 output channels: Winograd, 49 tiles as rows");
-    conv_model(14, 64, 1, &onnx, &size);
+    conv_model(14, 64, 1, false, &onnx, &size);
     compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1 && conv.pixel_rows == 1);
+
+    unit_section("Winograd convolution + Add(x) + Relu: one step, the residual added in its output transform");
+    conv_model(16, 32, 1, true, &onnx, &size);
+    compiled_steps(onnx, size, counts, &ln, &conv);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && counts[KILN_CPU_OP_BINARY] == 0 && counts[KILN_CPU_OP_UNARY] == 0);
+    EXPECT(conv.winograd == 1 && conv.has_residual == 1 && conv.act.kind == KILN_CPU_ACT_RELU);
+
+    unit_section("the same at 8 input channels (direct): the Add stays a step, Relu fused into it");
+    conv_model_c8_residual(&onnx, &size);
+    compiled_steps(onnx, size, counts, &ln, &conv);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && counts[KILN_CPU_OP_BINARY] == 1 && counts[KILN_CPU_OP_UNARY] == 0);
+    EXPECT(conv.has_residual == 0);
     return unit_finish("test_compile_lowering");
 }

@@ -35,7 +35,8 @@ static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t
    GEMMs' columns or rows, or with the pixels as the GEMM's rows (one group; filters packed as B). */
 typedef enum conv_strategy { CONV_DEFAULT, CONV_WINOGRAD, CONV_WINOGRAD_ROWS, CONV_PIXEL_ROWS } conv_strategy;
 
-static void test_conv_case(const conv_case *c, conv_strategy strategy)
+/* residual (Winograd only): input 3, of Y's shape, added before the activation. */
+static void test_conv_case(const conv_case *c, conv_strategy strategy, bool residual)
 {
     bool winograd = strategy == CONV_WINOGRAD || strategy == CONV_WINOGRAD_ROWS;
     bool pixel_rows = strategy == CONV_PIXEL_ROWS || strategy == CONV_WINOGRAD_ROWS;
@@ -45,13 +46,16 @@ static void test_conv_case(const conv_case *c, conv_strategy strategy)
     int64_t cg = c->C / c->group, mg = c->M / c->group, K = cg * c->KH * c->KW;
     bool depthwise = c->group == c->C && c->M == c->C && c->C > 0;
     snprintf(what, sizeof what, "conv N=%lld C=%lld %lldx%lld M=%lld k=%lldx%lld s=%lld,%lld p=%lld,%lld,%lld,%lld "
-             "d=%lld,%lld g=%lld%s",
+             "d=%lld,%lld g=%lld%s%s",
              (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->M, (long long)c->KH,
              (long long)c->KW, (long long)c->sh, (long long)c->sw, (long long)c->pt, (long long)c->pl,
              (long long)c->pb, (long long)c->pr, (long long)c->dh, (long long)c->dw, (long long)c->group,
-             depthwise ? " dw" : winograd ? (pixel_rows ? " winograd rows" : " winograd") : pixel_rows ? " pixel rows" : "");
+             depthwise ? " dw" : winograd ? (pixel_rows ? " winograd rows" : " winograd") : pixel_rows ? " pixel rows" : "",
+             residual ? " + residual" : "");
     int64_t nx = c->N * c->C * c->H * c->W, nw = c->M * K, ny = c->N * c->M * OH * OW;
     tbuf *X = tb_f32(nx), *Wraw = tb_f32(nw), *bias = c->bias ? tb_f32(c->M) : NULL, *Y = tb_f32(ny);
+    tbuf *R = residual ? tb_f32(ny) : NULL;
+    if (R) fill(tb_data(R), ny, 2.0f);
     fill(tb_data(X), nx, 1.0f);
     fill(tb_data(Wraw), nw, 1.0f);
     if (bias) fill(tb_data(bias), c->M, 1.0f);
@@ -73,7 +77,8 @@ static void test_conv_case(const conv_case *c, conv_strategy strategy)
                                 s += (double)x[((n * c->C + g * cg + ci) * c->H + ih) * c->W + iw] *
                                      w[((m * cg + ci) * c->KH + kh) * c->KW + kw];
                             }
-                    ref[((n * c->M + m) * OH + oh) * OW + ow] = act_ref(act, s);
+                    int64_t at = ((n * c->M + m) * OH + oh) * OW + ow;
+                    ref[at] = act_ref(act, R ? s + tb_data(R)[at] : s);
                 }
 
     for (size_t t = 0; t < n_tables; t++) {
@@ -98,9 +103,9 @@ static void test_conv_case(const conv_case *c, conv_strategy strategy)
                                   .KH = c->KH, .KW = c->KW, .stride_h = c->sh, .stride_w = c->sw, .pad_top = c->pt,
                                   .pad_left = c->pl, .dil_h = c->dh, .dil_w = c->dw, .group = c->group,
                                   .has_bias = (uint8_t)c->bias, .depthwise = depthwise, .winograd = winograd,
-                                  .pixel_rows = pixel_rows, .act = *act};
-        tbuf *in[3] = {X, Wp, bias}, *out[1] = {Y};
-        if (run_step(tb, KILN_CPU_OP_CONV2D, &p, in, 3, out, 1, what))
+                                  .pixel_rows = pixel_rows, .has_residual = residual, .act = *act};
+        tbuf *in[4] = {X, Wp, bias, R}, *out[1] = {Y};
+        if (run_step(tb, KILN_CPU_OP_CONV2D, &p, in, R ? 4 : 3, out, 1, what))
             check_output(tb, tb_data(Y), ref, ny, SUM_RTOL, sum_atol(K), what);
         if (Wp != Wraw) tb_free(Wp);
     }
@@ -108,6 +113,7 @@ static void test_conv_case(const conv_case *c, conv_strategy strategy)
     tb_free(X);
     tb_free(Wraw);
     tb_free(bias);
+    tb_free(R);
     tb_free(Y);
 }
 
@@ -140,7 +146,7 @@ static void test_conv(void)
         {1, 3, 2, 2, 4, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0},    /* window larger than input: 0 x 0 */
         {1, 3, 4, 4, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* no output channels */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv_case(&cases[i], CONV_DEFAULT);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv_case(&cases[i], CONV_DEFAULT, false);
     /* Winograd F(2x2, 3x3): odd and even output sizes (partial tiles), pads 0 to 2, tile rows
        wider than a vector and than a V panel, chunks of tiles and row ranges, every activation. */
     static const conv_case winograd[] = {
@@ -155,8 +161,10 @@ static void test_conv(void)
         {1, 3, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* 1x1 output: one partial tile */
     };
     for (size_t i = 0; i < sizeof winograd / sizeof winograd[0]; i++) {
-        test_conv_case(&winograd[i], CONV_WINOGRAD);
-        test_conv_case(&winograd[i], CONV_WINOGRAD_ROWS);
+        for (int residual = 0; residual < 2; residual++) {
+            test_conv_case(&winograd[i], CONV_WINOGRAD, residual);
+            test_conv_case(&winograd[i], CONV_WINOGRAD_ROWS, residual);
+        }
     }
     /* Pixels as rows: pixel counts that end in short row panels (49 = 4 x 12 + 1), strides,
        dilation, channels that end in a partial panel, several K blocks, chunks of pixels (1156
@@ -174,7 +182,7 @@ static void test_conv(void)
         {1, 3, 4, 4, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
     };
     for (size_t i = 0; i < sizeof pixel_rows / sizeof pixel_rows[0]; i++)
-        test_conv_case(&pixel_rows[i], CONV_PIXEL_ROWS);
+        test_conv_case(&pixel_rows[i], CONV_PIXEL_ROWS, false);
 }
 
 /* ---- POOL2D ---- */

@@ -139,6 +139,41 @@ static void test_validate_conv_pool(void)
     tb_free(Y100);
     tb_free(Y80);
 
+    /* Pixels as rows: one group, filters as B panels for NR; Winograd: U for MR, or for NR with
+       the tiles as rows; a residual (input 3, Y's shape) with Winograd only. */
+    kiln_cpu_conv_params rows = base;
+    rows.group = 1;
+    rows.pixel_rows = 1;
+    tbuf *WB = tb_f32((int64_t)(kiln_cpu_pack_b_size(36, 6, nr) / 4)), *rin[3] = {X, WB, bias};
+    ACCEPT("conv pixel rows", KILN_CPU_OP_CONV2D, rows, rin, 3, out, mr, nr);
+    REJECT("conv pixel rows at a wider NR", KILN_CPU_OP_CONV2D, rows, rin, 3, out, mr, 2 * nr);
+    MUTATE("conv pixel rows grouped", KILN_CPU_OP_CONV2D, rows, p_.group = 2, rin, 3, out, mr, nr);
+    MUTATE("conv pixel rows flag", KILN_CPU_OP_CONV2D, rows, p_.pixel_rows = 2, rin, 3, out, mr, nr);
+    kiln_cpu_conv_params wino = rows;
+    wino.pixel_rows = 0;
+    wino.winograd = 1;
+    tbuf *WA = tb_f32((int64_t)(kiln_cpu_pack_winograd_size(6, 4, mr) / 4));
+    tbuf *WN = tb_f32((int64_t)(kiln_cpu_pack_winograd_size(6, 4, nr) / 4));
+    tbuf *win[4] = {X, WA, bias, Y}, *wnin[4] = {X, WN, bias, Y};
+    ACCEPT("conv winograd", KILN_CPU_OP_CONV2D, wino, win, 3, out, mr, nr);
+    MUTATE("conv winograd 5x5", KILN_CPU_OP_CONV2D, wino, (p_.KH = 5, p_.pad_top = 2), win, 3, out, mr, nr);
+    kiln_cpu_conv_params wino_rows = wino;
+    wino_rows.pixel_rows = 1;
+    ACCEPT("conv winograd, tiles as rows", KILN_CPU_OP_CONV2D, wino_rows, wnin, 3, out, mr, nr);
+    REJECT("conv winograd, tiles as rows, filters for MR", KILN_CPU_OP_CONV2D, wino_rows, win, 3, out, 2, 2 * nr);
+    kiln_cpu_conv_params res = wino;
+    res.has_residual = 1;
+    ACCEPT("conv winograd + residual", KILN_CPU_OP_CONV2D, res, win, 4, out, mr, nr);
+    REJECT("conv residual missing", KILN_CPU_OP_CONV2D, res, win, 3, out, mr, nr);
+    MUTATE("conv residual without winograd", KILN_CPU_OP_CONV2D, res, p_.winograd = 0, win, 4, out, mr, nr);
+    MUTATE("conv residual flag", KILN_CPU_OP_CONV2D, res, p_.has_residual = 2, win, 4, out, mr, nr);
+    tbuf *Ysmall = tb_f32(149), *rsmall[4] = {X, WA, bias, Ysmall};
+    REJECT("conv residual too small", KILN_CPU_OP_CONV2D, res, rsmall, 4, out, mr, nr);
+    tb_free(WB);
+    tb_free(WA);
+    tb_free(WN);
+    tb_free(Ysmall);
+
     kiln_cpu_pool_params pool = {.N = 1, .C = 2, .H = 6, .W = 6, .OH = 3, .OW = 3, .KH = 2, .KW = 2,
                                        .stride_h = 2, .stride_w = 2, .dil_h = 1, .dil_w = 1};
     tbuf *PX = tb_f32(72), *PY = tb_f32(18), *pin[1] = {PX}, *pout[1] = {PY};

@@ -411,6 +411,25 @@ static void cases_fused(xb_suite *s)
     xb_output(c, "y");
     xb_case_run(c);
 
+    /* The same at Winograd sizes: the Add becomes the convolution's residual (tiles as columns,
+       then as rows), the residual either operand of the Add. */
+    static const struct { const char *what; int64_t c, hw; const char *add; } winograd_residual[] = {
+        {"Winograd Conv 3x3 + Add residual + Relu [1,32,16,16]", 32, 16, "conv,x"},
+        {"Winograd Conv 3x3 (tiles as rows) + Add residual + Relu [2,32,7,7]", 32, 7, "x,conv"},
+    };
+    for (size_t i = 0; i < sizeof winograd_residual / sizeof winograd_residual[0]; i++) {
+        int64_t ch = winograd_residual[i].c, hw = winograd_residual[i].hw;
+        c = xb_case_begin(s, 13, XB_REDUCES, "%s", winograd_residual[i].what);
+        xb_input(c, "x", XB_DIMS(hw == 7 ? 2 : 1, ch, hw, hw), -1, 1);
+        xb_weight(c, "w", XB_DIMS(ch, ch, 3, 3), -0.2f, 0.2f);
+        xb_weight(c, "b", XB_DIMS(ch), -1, 1);
+        xb_attr_ints(c, xb_node(c, "Conv", "x,w,b", "conv"), "pads", XB_INTS(1, 1, 1, 1));
+        xb_node(c, "Add", winograd_residual[i].add, "s");
+        xb_node(c, "Relu", "s", "y");
+        xb_output(c, "y");
+        xb_case_run(c);
+    }
+
     c = xb_case_begin(s, 13, XB_REDUCES, "MatMul [2,7,33]x[33,17] + Add [17] + Relu");
     xb_input(c, "a", XB_DIMS(2, 7, 33), -1, 1);
     xb_weight(c, "b", XB_DIMS(33, 17), -1, 1);

@@ -9,6 +9,7 @@
  *   Conv -> BatchNormalization             w' = w * scale[m], b' = b * scale[m] + shift[m]
  *   GEMM -> Add(c[N] or scalar)            bias, beta = 1
  *   GEMM -> Add(r) (r of the output's shape, computed before the GEMM)   full bias, beta = 1
+ *   Conv (Winograd) -> Add(r) (r likewise)  residual, added before the act
  *   GEMM -> Mul(s) / Div(s)                alpha *= s (1/s), beta likewise
  *   step -> Relu / Clip / Sigmoid ...      act
  *   step -> {Sigmoid, Mul(x, sigmoid)}     act = SiLU
@@ -62,10 +63,14 @@ static int64_t only_reader(const aot_lowering *L, size_t k, int32_t v)
 
 static int32_t output_of(const aot_lowering *L, int64_t c) { return L->g->nodes[c].outputs[0]; }
 
+static bool same_shape_tensor(const kiln_tensor *x, const kiln_tensor *y)
+{
+    return x->rank == y->rank && memcmp(x->shape, y->shape, x->rank * sizeof x->shape[0]) == 0;
+}
+
 static bool same_shape(const aot_lowering *L, int32_t a, int32_t b)
 {
-    const kiln_tensor *x = &L->g->values[a].t, *y = &L->g->values[b].t;
-    return x->rank == y->rank && memcmp(x->shape, y->shape, x->rank * sizeof x->shape[0]) == 0;
+    return same_shape_tensor(&L->g->values[a].t, &L->g->values[b].t);
 }
 
 /* Node c described as op `op`, when it writes a tensor of v's shape. */
@@ -174,6 +179,32 @@ static bool fuse_bias_add(aot_lowering *L, size_t k, aot_step_desc *gemm, int32_
     p->bias_batch_stride = kind == KILN_CPU_BIAS_FULL && p->batch > 1 ? p->M * p->N : 0;
     p->beta = 1.0f;
     gemm->in[2] = bias;
+    absorb(L, c, y);
+    return true;
+}
+
+/* Winograd Conv + Add(r), r of the output's shape and computed before the Conv: the output
+   transform adds r before the activation, so ResNet's blocks need no separate Add step (one
+   pass over the block's output less). */
+static bool fuse_residual_add(aot_lowering *L, size_t k, aot_step_desc *conv, int32_t *y)
+{
+    kiln_cpu_conv_params *p = &conv->params.conv;
+    aot_step_desc add;
+    int64_t c = only_reader(L, k, *y);
+    if (!p->winograd || p->has_residual || !describe_as(L, c, KILN_CPU_OP_BINARY, *y, &add)) return false;
+    const kiln_cpu_aot_node *n = &L->g->nodes[c];
+    if (add.params.binary.kind != KILN_CPU_BIN_ADD || n->node->opset < 7) return false;
+    int other = n->inputs[0] == *y ? 1 : 0;
+    if (n->inputs[1 - other] != *y || n->inputs[other] == *y) return false;
+    aot_operand r = add.in[other];
+    const kiln_tensor *t = r.kind == AOT_OPERAND_WEIGHT ? &r.t : r.kind == AOT_OPERAND_VALUE ? &L->g->values[n->inputs[other]].t : NULL;
+    if (!t || !aot_is_f32(t) || (r.kind == AOT_OPERAND_VALUE && !L->ready[n->inputs[other]]) ||
+        !same_shape_tensor(t, &L->g->values[*y].t))
+        return false;
+    if (r.kind == AOT_OPERAND_VALUE) r.value = n->inputs[other];
+    p->has_residual = 1;
+    conv->in[3] = r;
+    conv->n_inputs = 4;
     absorb(L, c, y);
     return true;
 }
@@ -348,7 +379,10 @@ static bool fuse_rmsnorm(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y
 void aot_fuse_node(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y)
 {
     if (fuse_rmsnorm(L, k, d, y)) return;
-    if (d->op == KILN_CPU_OP_CONV2D) fold_batchnorm(L, k, d, y);
+    if (d->op == KILN_CPU_OP_CONV2D) {
+        fold_batchnorm(L, k, d, y);
+        fuse_residual_add(L, k, d, y);
+    }
     if (d->op == KILN_CPU_OP_GEMM) {
         fuse_scale(L, k, d, y);
         fuse_bias_add(L, k, d, y);

@@ -22,7 +22,7 @@
 #include "core/arena.h"
 #include "kernels/portable/kernel.h"
 
-#define AOT_MAX_STEP_INPUTS 3
+#define AOT_MAX_STEP_INPUTS 4
 
 typedef enum aot_weight_form {
     AOT_FORM_RAW = 0,       /* the bytes as they are (bias, scale, depthwise filters, operands) */

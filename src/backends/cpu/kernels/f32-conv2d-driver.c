@@ -200,7 +200,8 @@ kiln_status kiln_cpu_conv2d_step(const kiln_cpu_kit *kit, const void *params, co
         kiln_cpu_parallel(exec, j.cut.tasks, depthwise_task, &j);
         return KILN_OK;
     }
-    if (p->winograd && K > 0) return kiln_cpu_winograd_step(kit, p, j.x, j.w, j.bias, j.y, exec);
+    if (p->winograd && K > 0)
+        return kiln_cpu_winograd_step(kit, p, j.x, j.w, j.bias, p->has_residual ? in[3]->data : NULL, j.y, exec);
     if (p->pixel_rows && K > 0) return kiln_cpu_pixel_rows_step(kit, p, j.x, j.w, j.bias, j.y, exec);
     /* With K == 0 the GEMM only writes the bias: nothing to gather. */
     if (kiln_cpu_conv_is_pointwise(p) || K == 0) return kiln_cpu_gemm_batch(kit, p->N * p->group, pointwise_problem, &j, exec);

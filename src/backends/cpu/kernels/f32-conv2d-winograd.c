@@ -50,7 +50,7 @@ size_t kiln_cpu_winograd_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv
 typedef struct wino_job {
     const kiln_cpu_kit *kit;
     const kiln_cpu_conv_params *p;
-    const float *x, *u, *bias;
+    const float *x, *u, *bias, *res;
     float *y;
     const kiln_cpu_exec *exec;
     int64_t tc, chunks, ranges;     /* tiles per chunk, chunks per image, channel ranges per chunk */
@@ -109,8 +109,9 @@ static void wino_task(void *arg, size_t task)
             kiln_cpu_record_failure(&j->status, st);
             return;
         }
+        int64_t plane0 = (n * M + r0) * p->OH * p->OW;
         kit->wino_out(p, m + r0 * tc, (size_t)(M * tc), tc, r1 - r0, t0, live, j->bias ? j->bias + r0 : NULL,
-                      j->y + (n * M + r0) * p->OH * p->OW);
+                      j->res ? j->res + plane0 : NULL, j->y + plane0);
     }
 }
 
@@ -163,14 +164,15 @@ static void choose_ranges(wino_job *j, int64_t tiles, int64_t panels, size_t max
 }
 
 kiln_status kiln_cpu_winograd_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
-                                   const float *u, const float *bias, float *y, kiln_cpu_exec *exec)
+                                   const float *u, const float *bias, const float *res, float *y, kiln_cpu_exec *exec)
 {
     int64_t tiles = tiles_of(p);
     if (p->N == 0 || p->M == 0 || tiles == 0) return KILN_OK;
     const uint32_t unit = tile_unit(kit->mr, kit->nr, p);
     int64_t tc = (int64_t)(exec->workspace_size / bytes_per_tile(kit->nr, p)) / unit * unit;
     if (tc < (int64_t)unit || tc > (int64_t)UINT32_MAX) return KILN_ERROR_INVALID_ARGUMENT;
-    wino_job j = {.kit = kit, .p = p, .x = x, .u = u, .bias = bias, .y = y, .exec = exec, .tc = tc, .unit = unit};
+    wino_job j = {.kit = kit, .p = p, .x = x, .u = u, .bias = bias, .res = res, .y = y, .exec = exec, .tc = tc,
+                  .unit = unit};
     j.channel_unit = p->pixel_rows ? kit->nr : kit->mr;
     j.chunks = ceil_div(tiles, tc);
     double work = (double)p->N * (double)tiles * 16.0 * (double)p->C * (double)p->M;

@@ -82,9 +82,11 @@ typedef void (*kiln_cpu_wino_in_fn)(const kiln_cpu_conv_params *p, const float *
                                     uint32_t nr, float *v, size_t v_stride);
 /* Output transform: m holds the 16 products, position pos at m + pos * m_stride, each `rows` rows
  * (output channels) of ldm floats (column j = tile t0 + j); y = A^T m A for those tiles into the
- * rows' output planes (y at the first), plus bias[row] (bias may be NULL), then p->act. */
+ * rows' output planes (y at the first), plus bias[row] (bias may be NULL), plus res (NULL, or
+ * planes laid out as y's), then p->act. */
 typedef void (*kiln_cpu_wino_out_fn)(const kiln_cpu_conv_params *p, const float *m, size_t m_stride, int64_t ldm,
-                                     int64_t rows, int64_t t0, int64_t live, const float *bias, float *y);
+                                     int64_t rows, int64_t t0, int64_t live, const float *bias, const float *res,
+                                     float *y);
 
 typedef struct kiln_cpu_kit {
     uint32_t mr, nr;                /* GEMM register tile = packing layout of weights */
@@ -208,10 +210,10 @@ bool kiln_cpu_conv_is_pointwise(const kiln_cpu_conv_params *p);
 size_t kiln_cpu_conv_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
 /* Winograd convolutions (f32-conv2d-winograd.c): the workspace of one task, and the step on the
    filters u as kiln_cpu_pack_winograd holds them for MR (or NR with pixel_rows) (x, y: whole
-   tensors; bias NULL or M floats). */
+   tensors; bias NULL or M floats; res NULL or a tensor of y's shape added before the act). */
 size_t kiln_cpu_winograd_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
 kiln_status kiln_cpu_winograd_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
-                                   const float *u, const float *bias, float *y, kiln_cpu_exec *exec);
+                                   const float *u, const float *bias, const float *res, float *y, kiln_cpu_exec *exec);
 
 /* Convolutions with few output pixels (f32-conv2d-pixel-rows.c): the workspace of one task, and
    the step on the filters w packed as GEMM B panels of K = C*KH*KW rows by M columns. */

@@ -269,7 +269,8 @@ static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *i
         KILN_CHECK(in_range(positive[i], 1, GEOMETRY_MAX), BAD);
     KILN_CHECK(p->C % p->group == 0 && p->M % p->group == 0, BAD);
     KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1 && p->winograd <= 1 && p->pixel_rows <= 1 &&
-                   p->depthwise + p->winograd <= 1 && p->depthwise + p->pixel_rows <= 1,
+                   p->depthwise + p->winograd <= 1 && p->depthwise + p->pixel_rows <= 1 && p->has_residual <= 1 &&
+                   (!p->has_residual || (p->winograd && p->C >= 1)),
                BAD);
     KILN_TRY(check_act(&p->act));
 
@@ -281,6 +282,7 @@ static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *i
        carry no end pads, so nothing more can be said of how the windows sit in X. */
     KILN_CHECK(count == 0 || (p->C >= 1 && p->H >= 1 && p->W >= 1), BAD);
     KILN_TRY(need_out_f32(io, 0, count));
+    if (p->has_residual) KILN_TRY(need_in_f32(io, 3, count));
     KILN_CHECK(mul4(p->N, p->C, p->H, p->W, &count), BAD);
     KILN_TRY(need_in_f32(io, 0, count));
     KILN_TRY(validate_conv_weights(p, io, mr, nr));

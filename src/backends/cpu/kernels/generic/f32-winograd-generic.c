@@ -46,7 +46,8 @@ void kiln_cpu_f32_wino_in__generic(const kiln_cpu_conv_params *p, const float *x
 }
 
 void kiln_cpu_f32_wino_out__generic(const kiln_cpu_conv_params *p, const float *m, size_t m_stride, int64_t ldm,
-                                    int64_t rows, int64_t t0, int64_t live, const float *bias, float *y)
+                                    int64_t rows, int64_t t0, int64_t live, const float *bias, const float *res,
+                                    float *y)
 {
     const int64_t TW = (p->OW + 1) / 2, plane = p->OH * p->OW;
     for (int64_t r = 0; r < rows; r++) {
@@ -67,8 +68,8 @@ void kiln_cpu_f32_wino_out__generic(const kiln_cpu_conv_params *p, const float *
             }
             for (int i = 0; i < 2 && oh + i < p->OH; i++)
                 for (int j = 0; j < 2 && ow + j < p->OW; j++) {
-                    float *yp = y + r * plane + (oh + i) * p->OW + ow + j;
-                    *yp = kiln_cpu_f32_act_scalar(&p->act, out[i][j]);
+                    int64_t at = r * plane + (oh + i) * p->OW + ow + j;
+                    y[at] = kiln_cpu_f32_act_scalar(&p->act, res ? out[i][j] + res[at] : out[i][j]);
                 }
         }
     }

@@ -75,24 +75,33 @@ void KILN_CPU_ISA(f32_wino_in)(const kiln_cpu_conv_params *p, const float *x, in
     }
 }
 
-/* Output columns ow0.. of one row: a0 b0 a1 b1 ... (count <= 2 * VF_WIDTH values). */
-static inline void wino_store_pair(float *y, vf a, vf b, int64_t count)
+/* Output columns ow0.. of one row: a0 b0 a1 b1 ... (count <= 2 * VF_WIDTH values), plus the
+   residual row at res (NULL: none), then ReLU when asked (as f32_vact's vf_max(x, 0)). */
+static inline void wino_store_pair(float *y, const float *res, vf a, vf b, int64_t count, bool relu)
 {
     vf lo, hi;
     vf_interleave(a, b, &lo, &hi);
-    win_store(y, lo, (size_t)(count < VF_WIDTH ? count : VF_WIDTH));
-    if (count > VF_WIDTH) win_store(y + VF_WIDTH, hi, (size_t)(count - VF_WIDTH));
+    size_t n0 = (size_t)(count < VF_WIDTH ? count : VF_WIDTH), n1 = (size_t)(count > VF_WIDTH ? count - VF_WIDTH : 0);
+    if (res) {
+        lo = vf_add(lo, vf_load_part(res, n0));
+        if (n1) hi = vf_add(hi, vf_load_part(res + VF_WIDTH, n1));
+    }
+    if (relu) {
+        lo = vf_max(lo, vf_zero());
+        hi = vf_max(hi, vf_zero());
+    }
+    win_store(y, lo, n0);
+    if (n1) win_store(y + VF_WIDTH, hi, n1);
 }
 
 void KILN_CPU_ISA(f32_wino_out)(const kiln_cpu_conv_params *p, const float *m, size_t m_stride, int64_t ldm,
-                                int64_t rows, int64_t t0, int64_t live, const float *bias, float *y)
+                                int64_t rows, int64_t t0, int64_t live, const float *bias, const float *res,
+                                float *y)
 {
     const int64_t TW = (p->OW + 1) / 2, plane = p->OH * p->OW;
-    /* ReLU (ResNet's) is applied in registers, as f32_vact's vf_max(x, 0) would; other
-       activations run over the stored row. */
+    /* ReLU (ResNet's) is applied in registers; other activations run over the stored row. */
     const bool relu = p->act.kind == KILN_CPU_ACT_RELU;
     const bool act = !relu && !kiln_cpu_act_is_identity(&p->act);
-    const vf zero = vf_zero();
     for (int64_t t = t0; t < t0 + live;) {
         int64_t n = wino_run(t, t0 + live, t0, TW, VF_WIDTH), th = t / TW, tw = t % TW, jj = t - t0;
         int64_t oh = 2 * th, ow = 2 * tw, count = 2 * n < p->OW - ow ? 2 * n : p->OW - ow;
@@ -107,19 +116,14 @@ void KILN_CPU_ISA(f32_wino_out)(const kiln_cpu_conv_params *p, const float *m, s
                 s1[q] = vf_sub(vf_sub(m1, m2), m3);
             }
             const vf b = vf_set1(bias ? bias[r] : 0.0f);
-            float *out = y + r * plane + oh * p->OW + ow;
-            vf y00 = vf_add(vf_add(vf_add(s0[0], s0[1]), s0[2]), b), y01 = vf_add(vf_sub(vf_sub(s0[1], s0[2]), s0[3]), b);
-            vf y10 = vf_add(vf_add(vf_add(s1[0], s1[1]), s1[2]), b), y11 = vf_add(vf_sub(vf_sub(s1[1], s1[2]), s1[3]), b);
-            if (relu) {
-                y00 = vf_max(y00, zero);
-                y01 = vf_max(y01, zero);
-                y10 = vf_max(y10, zero);
-                y11 = vf_max(y11, zero);
-            }
-            wino_store_pair(out, y00, y01, count);
+            const int64_t at = r * plane + oh * p->OW + ow;
+            float *out = y + at;
+            wino_store_pair(out, res ? res + at : NULL, vf_add(vf_add(vf_add(s0[0], s0[1]), s0[2]), b),
+                            vf_add(vf_sub(vf_sub(s0[1], s0[2]), s0[3]), b), count, relu);
             if (act) KILN_CPU_ISA(f32_vact)(&p->act, out, out, (size_t)count);
             if (oh + 1 >= p->OH) continue;
-            wino_store_pair(out + p->OW, y10, y11, count);
+            wino_store_pair(out + p->OW, res ? res + at + p->OW : NULL, vf_add(vf_add(vf_add(s1[0], s1[1]), s1[2]), b),
+                            vf_add(vf_sub(vf_sub(s1[1], s1[2]), s1[3]), b), count, relu);
             if (act) KILN_CPU_ISA(f32_vact)(&p->act, out + p->OW, out + p->OW, (size_t)count);
         }
         t += n;

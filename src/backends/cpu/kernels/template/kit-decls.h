@@ -25,7 +25,8 @@ void KILN_CPU_KIT_FN(f32_pack_rows)(const float *src, int64_t rs, int64_t live, 
 void KILN_CPU_KIT_FN(f32_wino_in)(const kiln_cpu_conv_params *p, const float *x, int64_t t0, int64_t live, uint32_t nr,
                                   float *v, size_t v_stride);
 void KILN_CPU_KIT_FN(f32_wino_out)(const kiln_cpu_conv_params *p, const float *m, size_t m_stride, int64_t ldm,
-                                   int64_t rows, int64_t t0, int64_t live, const float *bias, float *y);
+                                   int64_t rows, int64_t t0, int64_t live, const float *bias, const float *res,
+                                   float *y);
 kiln_status KILN_CPU_KIT_FN(f32_softmax)(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                          kiln_cpu_exec *exec);
 kiln_status KILN_CPU_KIT_FN(f32_layernorm)(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
