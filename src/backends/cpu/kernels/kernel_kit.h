@@ -137,8 +137,8 @@ void kiln_cpu_parallel_rows(const kiln_cpu_exec *exec, int64_t rows, int64_t row
 
 /* ---- GEMM driver (f32-gemm-driver.c) ------------------------------------------------------
  * Blocking: N in blocks of nc (all of N when B is pre-packed, so A is packed once per K block),
- * K in blocks of kc, M in blocks of mc; inside a block each MR-row slice of A stays in L1 while
- * 256 KiB strips of B stream from L2. kc depends on NR only (kc = 16384 / NR, at most 512), so
+ * K in blocks of kc, M in blocks of mc; inside a block each MR-row slice of A meets 256 KiB
+ * strips of B from L2 in turn. kc depends on NR only (kc = 32768 / NR, at most 1024), so
  * the summation order — hence every result bit — is fixed by the kernel table alone; mc comes
  * from the workspace the caller was given (sized from L2), and changes no result bit. Short A
  * (M <= MR with pre-packed B: decode shapes) takes a path that packs A once and streams every
