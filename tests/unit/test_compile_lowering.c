@@ -88,6 +88,28 @@ static void conv_model_c8_residual(uint8_t **data, size_t *size)
     onnx_builder_destroy(b);
 }
 
+/* x [1,32,14,14] -> 3x3 pad 1 stride 2 convolution to 64 channels (7x7: pixels as rows) ->
+   Add(r, a model input [1,64,7,7]) -> Relu. */
+static void rows_residual_model(uint8_t **data, size_t *size)
+{
+    static float w[64 * 32 * 9];
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)(i % 3) * 0.01f;
+    onnx_builder *b = onnx_builder_create(13);
+    int64_t xs[4] = {1, 32, 14, 14}, rs[4] = {1, 64, 7, 7}, ws[4] = {64, 32, 3, 3};
+    static const int64_t pads[4] = {1, 1, 1, 1}, strides[2] = {2, 2};
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 4, xs);
+    onnx_builder_input(b, "r", ONNX_BUILDER_FLOAT, 4, rs);
+    onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 4, ws, w, sizeof w);
+    Onnx__NodeProto *conv = onnx_builder_node(b, "Conv", "x,w", "c");
+    onnx_builder_attr_ints(b, conv, "pads", 4, pads);
+    onnx_builder_attr_ints(b, conv, "strides", 2, strides);
+    onnx_builder_node(b, "Add", "r,c", "s");
+    onnx_builder_node(b, "Relu", "s", "y");
+    onnx_builder_output(b, "y");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
+}
+
 /* Compiles the model for the generic target, counts the steps of each op in its one graph and
    keeps the params of its last LAYERNORM and CONV2D steps. */
 static void compiled_steps(uint8_t *onnx, size_t onnx_size, uint32_t counts[16], kiln_cpu_layernorm_params *ln,
@@ -184,5 +206,11 @@ int main(void)
     compiled_steps(onnx, size, counts, &ln, &conv);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && counts[KILN_CPU_OP_BINARY] == 1 && counts[KILN_CPU_OP_UNARY] == 0);
     EXPECT(conv.has_residual == 0);
+
+    unit_section("pixels-as-rows convolution + Add(r) + Relu: one step, the residual added after the transposition");
+    rows_residual_model(&onnx, &size);
+    compiled_steps(onnx, size, counts, &ln, &conv);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && counts[KILN_CPU_OP_BINARY] == 0 && counts[KILN_CPU_OP_UNARY] == 0);
+    EXPECT(conv.pixel_rows == 1 && conv.winograd == 0 && conv.has_residual == 1 && conv.act.kind == KILN_CPU_ACT_RELU);
     return unit_finish("test_compile_lowering");
 }

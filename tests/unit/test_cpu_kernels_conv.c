@@ -35,7 +35,7 @@ static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t
    GEMMs' columns or rows, or with the pixels as the GEMM's rows (one group; filters packed as B). */
 typedef enum conv_strategy { CONV_DEFAULT, CONV_WINOGRAD, CONV_WINOGRAD_ROWS, CONV_PIXEL_ROWS } conv_strategy;
 
-/* residual (Winograd only): input 3, of Y's shape, added before the activation. */
+/* residual (Winograd or pixel rows): input 3, of Y's shape, added before the activation. */
 static void test_conv_case(const conv_case *c, conv_strategy strategy, bool residual)
 {
     bool winograd = strategy == CONV_WINOGRAD || strategy == CONV_WINOGRAD_ROWS;
@@ -182,7 +182,7 @@ static void test_conv(void)
         {1, 3, 4, 4, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
     };
     for (size_t i = 0; i < sizeof pixel_rows / sizeof pixel_rows[0]; i++)
-        test_conv_case(&pixel_rows[i], CONV_PIXEL_ROWS, false);
+        for (int residual = 0; residual < 2; residual++) test_conv_case(&pixel_rows[i], CONV_PIXEL_ROWS, residual);
 }
 
 /* ---- POOL2D ---- */

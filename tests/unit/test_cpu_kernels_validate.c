@@ -165,7 +165,11 @@ static void test_validate_conv_pool(void)
     res.has_residual = 1;
     ACCEPT("conv winograd + residual", KILN_CPU_OP_CONV2D, res, win, 4, out, mr, nr);
     REJECT("conv residual missing", KILN_CPU_OP_CONV2D, res, win, 3, out, mr, nr);
-    MUTATE("conv residual without winograd", KILN_CPU_OP_CONV2D, res, p_.winograd = 0, win, 4, out, mr, nr);
+    MUTATE("conv residual, direct im2col", KILN_CPU_OP_CONV2D, res, p_.winograd = 0, win, 4, out, mr, nr);
+    kiln_cpu_conv_params rows_res = rows;
+    rows_res.has_residual = 1;
+    tbuf *rrin[4] = {X, WB, bias, Y};
+    ACCEPT("conv pixel rows + residual", KILN_CPU_OP_CONV2D, rows_res, rrin, 4, out, mr, nr);
     MUTATE("conv residual flag", KILN_CPU_OP_CONV2D, res, p_.has_residual = 2, win, 4, out, mr, nr);
     tbuf *Ysmall = tb_f32(149), *rsmall[4] = {X, WA, bias, Ysmall};
     REJECT("conv residual too small", KILN_CPU_OP_CONV2D, res, rsmall, 4, out, mr, nr);

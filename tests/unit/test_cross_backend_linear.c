@@ -430,6 +430,20 @@ static void cases_fused(xb_suite *s)
         xb_case_run(c);
     }
 
+    /* A pixels-as-rows convolution (stride 2 to 7x7, 64 channels) takes the Add as its residual. */
+    c = xb_case_begin(s, 13, XB_REDUCES, "Conv 3x3 stride 2 (pixels as rows) + Add input + Relu [1,16,14,14]");
+    xb_input(c, "x", XB_DIMS(1, 16, 14, 14), -1, 1);
+    xb_input(c, "r", XB_DIMS(1, 64, 7, 7), -1, 1);
+    xb_weight(c, "w", XB_DIMS(64, 16, 3, 3), -0.3f, 0.3f);
+    xb_weight(c, "b", XB_DIMS(64), -1, 1);
+    Onnx__NodeProto *strided = xb_node(c, "Conv", "x,w,b", "conv");
+    xb_attr_ints(c, strided, "pads", XB_INTS(1, 1, 1, 1));
+    xb_attr_ints(c, strided, "strides", XB_INTS(2, 2));
+    xb_node(c, "Add", "r,conv", "s");
+    xb_node(c, "Relu", "s", "y");
+    xb_output(c, "y");
+    xb_case_run(c);
+
     c = xb_case_begin(s, 13, XB_REDUCES, "MatMul [2,7,33]x[33,17] + Add [17] + Relu");
     xb_input(c, "a", XB_DIMS(2, 7, 33), -1, 1);
     xb_weight(c, "b", XB_DIMS(33, 17), -1, 1);

@@ -100,8 +100,9 @@ typedef struct kiln_cpu_conv_params {
                                        filters as kiln_cpu_pack_b(W, C*KH*KW, M, trans = 1); with
                                        winograd, tiles as rows, filters as kiln_cpu_pack_winograd
                                        for NR */
-    uint8_t has_residual;           /* Winograd only: input 3, a tensor of Y's shape added
-                                       before the activation, y = act(conv + bias + residual) */
+    uint8_t has_residual;           /* Winograd or pixel_rows only: input 3, a tensor of Y's
+                                       shape added before the activation,
+                                       y = act(conv + bias + residual) */
     uint8_t reserved[3];
     kiln_cpu_act act;
 } kiln_cpu_conv_params;

@@ -9,7 +9,7 @@
  *   Conv -> BatchNormalization             w' = w * scale[m], b' = b * scale[m] + shift[m]
  *   GEMM -> Add(c[N] or scalar)            bias, beta = 1
  *   GEMM -> Add(r) (r of the output's shape, computed before the GEMM)   full bias, beta = 1
- *   Conv (Winograd) -> Add(r) (r likewise)  residual, added before the act
+ *   Conv (Winograd, pixel rows) -> Add(r) (r likewise)   residual, added before the act
  *   GEMM -> Mul(s) / Div(s)                alpha *= s (1/s), beta likewise
  *   step -> Relu / Clip / Sigmoid ...      act
  *   step -> {Sigmoid, Mul(x, sigmoid)}     act = SiLU
@@ -183,15 +183,17 @@ static bool fuse_bias_add(aot_lowering *L, size_t k, aot_step_desc *gemm, int32_
     return true;
 }
 
-/* Winograd Conv + Add(r), r of the output's shape and computed before the Conv: the output
-   transform adds r before the activation, so ResNet's blocks need no separate Add step (one
-   pass over the block's output less). */
+/* Winograd or pixel-rows Conv + Add(r), r of the output's shape and computed before the Conv:
+   the step adds r before the activation, so ResNet's blocks need no separate Add step (one pass
+   over the block's output less). In a block with a downsample, r is the Winograd convolution's
+   output and the Add joins the downsample convolution (pixels as rows from 14x14 down). */
 static bool fuse_residual_add(aot_lowering *L, size_t k, aot_step_desc *conv, int32_t *y)
 {
     kiln_cpu_conv_params *p = &conv->params.conv;
     aot_step_desc add;
     int64_t c = only_reader(L, k, *y);
-    if (!p->winograd || p->has_residual || !describe_as(L, c, KILN_CPU_OP_BINARY, *y, &add)) return false;
+    if (!(p->winograd || p->pixel_rows) || p->has_residual || !describe_as(L, c, KILN_CPU_OP_BINARY, *y, &add))
+        return false;
     const kiln_cpu_aot_node *n = &L->g->nodes[c];
     if (add.params.binary.kind != KILN_CPU_BIN_ADD || n->node->opset < 7) return false;
     int other = n->inputs[0] == *y ? 1 : 0;

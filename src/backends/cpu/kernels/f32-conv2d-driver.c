@@ -202,7 +202,8 @@ kiln_status kiln_cpu_conv2d_step(const kiln_cpu_kit *kit, const void *params, co
     }
     if (p->winograd && K > 0)
         return kiln_cpu_winograd_step(kit, p, j.x, j.w, j.bias, p->has_residual ? in[3]->data : NULL, j.y, exec);
-    if (p->pixel_rows && K > 0) return kiln_cpu_pixel_rows_step(kit, p, j.x, j.w, j.bias, j.y, exec);
+    if (p->pixel_rows && K > 0)
+        return kiln_cpu_pixel_rows_step(kit, p, j.x, j.w, j.bias, p->has_residual ? in[3]->data : NULL, j.y, exec);
     /* With K == 0 the GEMM only writes the bias: nothing to gather. */
     if (kiln_cpu_conv_is_pointwise(p) || K == 0) return kiln_cpu_gemm_batch(kit, p->N * p->group, pointwise_problem, &j, exec);
     int64_t ws_panels = (int64_t)(exec->workspace_size / ((size_t)(K * kit->nr) * sizeof(float)));

@@ -8,7 +8,9 @@
  * the pixels are A's rows (im2col panels MR wide; the microkernel runs only the rows a panel
  * has, in steps of 4, so 49 rows cost 49) and the output channels are B's columns (W packed as
  * B ahead of time, M a multiple of NR when the lowering picks this). Each tile's epilogue adds
- * the bias per column and applies ReLU; the result is transposed into Y by the kit's row packing.
+ * the bias per column and applies ReLU; the result is transposed into Y by the kit's row packing
+ * — or, with a residual, transposed first, then the residual added and the activation applied
+ * to the chunk's rows of Y.
  * Workspace per task: [ P: rows x K | T: rows x round_up(M, NR) ] floats, rows a multiple of MR
  * (all the pixels when they fit, so the weights stream once per image).
  */
@@ -48,7 +50,7 @@ size_t kiln_cpu_pixel_rows_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_co
 typedef struct rows_job {
     const kiln_cpu_kit *kit;
     const kiln_cpu_conv_params *p;
-    const float *x, *w, *bias;
+    const float *x, *w, *bias, *res;
     float *y;
     const kiln_cpu_exec *exec;
     int64_t rows, chunks, ranges;   /* rows per chunk, chunks per image, channel ranges per chunk */
@@ -77,7 +79,8 @@ static void rows_task(void *arg, size_t task)
         kiln_cpu_split_aligned(p->M, kit->nr, (size_t)j->ranges, (size_t)(item % j->ranges), &c0, &c1);
         if (c0 == c1) continue;
         kiln_cpu_epilogue e = {1.0f, 1.0f, j->bias ? KILN_CPU_BIAS_PER_COL : KILN_CPU_BIAS_NONE,
-                               j->bias ? j->bias + c0 : NULL, p->act, 0};
+                               j->bias ? j->bias + c0 : NULL, j->res ? (kiln_cpu_act){.kind = KILN_CPU_ACT_NONE} : p->act,
+                               0};
         kiln_cpu_operand pa = {a, 0, 0, true};
         kiln_cpu_operand wb = {j->w + (size_t)(c0 / kit->nr * K * kit->nr), 0, 0, true};
         kiln_status st = kiln_cpu_gemm_run(kit, live, c1 - c0, K, pa, wb, t + c0, ldt, &e, NULL, 0);
@@ -86,7 +89,13 @@ static void rows_task(void *arg, size_t task)
             return;
         }
         /* T's rows are pixels, Y's channels: Y[c][pix0 + i] = T[i][c], a panel of width pixels. */
-        kit->pack_rows(t + c0, ldt, live, c1 - c0, (uint32_t)pixels, j->y + (n * p->M + c0) * pixels + pix0);
+        float *y = j->y + (n * p->M + c0) * pixels + pix0;
+        kit->pack_rows(t + c0, ldt, live, c1 - c0, (uint32_t)pixels, y);
+        for (int64_t c = 0; j->res && c < c1 - c0; c++) {
+            float *row = y + c * pixels;
+            kit->binary(KILN_CPU_BIN_ADD, row, 1, j->res + (row - j->y), 1, row, (size_t)live);
+            if (!kiln_cpu_act_is_identity(&p->act)) kit->act(&p->act, row, row, (size_t)live);
+        }
     }
 }
 
@@ -112,14 +121,15 @@ static double busiest(const rows_job *j, int64_t ranges, size_t tasks)
 }
 
 kiln_status kiln_cpu_pixel_rows_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
-                                     const float *w, const float *bias, float *y, kiln_cpu_exec *exec)
+                                     const float *w, const float *bias, const float *res, float *y,
+                                     kiln_cpu_exec *exec)
 {
     const int64_t pixels = p->OH * p->OW;
     if (p->N == 0 || p->M == 0 || pixels == 0) return KILN_OK;
     int64_t rows = (int64_t)(exec->workspace_size / ((size_t)floats_per_row(kit->nr, p) * sizeof(float))) /
                    kit->mr * kit->mr;
     if (rows < (int64_t)kit->mr || pixels > (int64_t)UINT32_MAX) return KILN_ERROR_INVALID_ARGUMENT;
-    rows_job j = {.kit = kit, .p = p, .x = x, .w = w, .bias = bias, .y = y, .exec = exec, .rows = rows};
+    rows_job j = {.kit = kit, .p = p, .x = x, .w = w, .bias = bias, .res = res, .y = y, .exec = exec, .rows = rows};
     j.chunks = ceil_div(pixels, rows);
     double work = (double)p->N * (double)pixels * (double)conv_k(p) * (double)p->M;
     size_t max_tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, PIXEL_ROWS_GRAIN, true);

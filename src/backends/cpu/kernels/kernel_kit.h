@@ -216,10 +216,12 @@ kiln_status kiln_cpu_winograd_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_
                                    const float *u, const float *bias, const float *res, float *y, kiln_cpu_exec *exec);
 
 /* Convolutions with few output pixels (f32-conv2d-pixel-rows.c): the workspace of one task, and
-   the step on the filters w packed as GEMM B panels of K = C*KH*KW rows by M columns. */
+   the step on the filters w packed as GEMM B panels of K = C*KH*KW rows by M columns (bias
+   NULL or M floats; res NULL or a tensor of y's shape added before the act). */
 size_t kiln_cpu_pixel_rows_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
 kiln_status kiln_cpu_pixel_rows_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
-                                     const float *w, const float *bias, float *y, kiln_cpu_exec *exec);
+                                     const float *w, const float *bias, const float *res, float *y,
+                                     kiln_cpu_exec *exec);
 
 /* ---- step functions shared by every table, parameterised by the kit ------------------------ */
 kiln_status kiln_cpu_gemm_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,

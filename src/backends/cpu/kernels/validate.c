@@ -270,7 +270,7 @@ static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *i
     KILN_CHECK(p->C % p->group == 0 && p->M % p->group == 0, BAD);
     KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1 && p->winograd <= 1 && p->pixel_rows <= 1 &&
                    p->depthwise + p->winograd <= 1 && p->depthwise + p->pixel_rows <= 1 && p->has_residual <= 1 &&
-                   (!p->has_residual || (p->winograd && p->C >= 1)),
+                   (!p->has_residual || ((p->winograd || p->pixel_rows) && p->C >= 1)),
                BAD);
     KILN_TRY(check_act(&p->act));
 
