@@ -12,7 +12,8 @@
  * — or, with a residual, transposed first, then the residual added and the activation applied
  * to the chunk's rows of Y.
  * Workspace per task: [ P: rows x K | T: rows x round_up(M, NR) ] floats, rows a multiple of MR
- * (all the pixels when they fit, so the weights stream once per image).
+ * (all the pixels when they fit, so the weights stream once per image); the step may use fewer
+ * rows per chunk (one chunk per thread), its P still whole MR panels.
  */
 #include <stdatomic.h>
 
@@ -64,7 +65,9 @@ static void rows_task(void *arg, size_t task)
     const kiln_cpu_kit *kit = j->kit;
     const kiln_cpu_conv_params *p = j->p;
     const int64_t pixels = p->OH * p->OW, K = conv_k(p), ldt = round_up(p->M, kit->nr);
-    float *a = kiln_cpu_task_workspace(j->exec, task), *t = a + j->rows * K;
+    /* P holds whole MR panels: rows need not be a multiple of MR when the pixels are cut into
+       one chunk per thread. */
+    float *a = kiln_cpu_task_workspace(j->exec, task), *t = a + round_up(j->rows, kit->mr) * K;
     int64_t lo, hi, gathered = -1;
     kiln_cpu_split(p->N * j->chunks * j->ranges, j->tasks, task, &lo, &hi);
     for (int64_t item = lo; item < hi; item++) {
@@ -129,22 +132,33 @@ kiln_status kiln_cpu_pixel_rows_step(const kiln_cpu_kit *kit, const kiln_cpu_con
     int64_t rows = (int64_t)(exec->workspace_size / ((size_t)floats_per_row(kit->nr, p) * sizeof(float))) /
                    kit->mr * kit->mr;
     if (rows < (int64_t)kit->mr || pixels > (int64_t)UINT32_MAX) return KILN_ERROR_INVALID_ARGUMENT;
-    rows_job j = {.kit = kit, .p = p, .x = x, .w = w, .bias = bias, .res = res, .y = y, .exec = exec, .rows = rows};
-    j.chunks = ceil_div(pixels, rows);
+    rows_job j = {.kit = kit, .p = p, .x = x, .w = w, .bias = bias, .res = res, .y = y, .exec = exec};
     double work = (double)p->N * (double)pixels * (double)conv_k(p) * (double)p->M;
     size_t max_tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, PIXEL_ROWS_GRAIN, true);
-    /* Ranges of channels (whole NR panels) when there are fewer chunks than threads: each task
-       then streams only its share of the weights. */
+    /* Candidates: the chunks the workspace holds, their channels cut into ranges (whole NR
+       panels) when there are fewer chunks than threads — each task then streams only its share
+       of the weights but gathers the whole chunk — or the pixels cut into one chunk per thread
+       (each task gathers only its pixels but streams all the weights). ResNet-18's 14x14
+       stride-2 layer ran 1.47x faster on two threads with ranges, 1.7x with chunks. */
+    int64_t split = ceil_div(pixels, (int64_t)max_tasks);
+    const int64_t chunk_rows[2] = {rows, split < rows ? split : rows};
     double best = -1.0;
     int64_t panels = ceil_div(p->M, kit->nr);
-    for (int64_t r = 1; r <= (int64_t)max_tasks && r <= panels; r++) {
-        int64_t items = p->N * j.chunks * r;
-        size_t tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;
-        double cost = busiest(&j, r, tasks);
-        if (best < 0.0 || cost < best) {
-            best = cost;
-            j.ranges = r;
-            j.tasks = tasks;
+    for (int c = 0; c < 2; c++) {
+        rows_job cand = j;
+        cand.rows = chunk_rows[c];
+        cand.chunks = ceil_div(pixels, cand.rows);
+        for (int64_t r = 1; r <= (int64_t)max_tasks && r <= panels; r++) {
+            int64_t items = p->N * cand.chunks * r;
+            size_t tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;
+            double cost = busiest(&cand, r, tasks);
+            if (best < 0.0 || cost < best) {
+                best = cost;
+                j.rows = cand.rows;
+                j.chunks = cand.chunks;
+                j.ranges = r;
+                j.tasks = tasks;
+            }
         }
     }
     atomic_init(&j.status, KILN_OK);
