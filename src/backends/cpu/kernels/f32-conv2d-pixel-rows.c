@@ -102,19 +102,20 @@ static void rows_task(void *arg, size_t task)
     }
 }
 
-/* The busiest task's work for `ranges` channel ranges per chunk: per item, its rows times its
-   channels times K, plus the gathering of its chunk. */
-static double busiest(const rows_job *j, int64_t ranges, size_t tasks)
+/* The busiest task's work for chunks of `rows` pixels (`chunks` per image) and `ranges` channel
+   ranges per chunk: per item, its rows times its channels times K, plus the gathering of its
+   chunk. */
+static double busiest(const rows_job *j, int64_t rows, int64_t chunks, int64_t ranges, size_t tasks)
 {
     const kiln_cpu_conv_params *p = j->p;
-    int64_t items = p->N * j->chunks * ranges, pixels = p->OH * p->OW;
+    int64_t items = p->N * chunks * ranges, pixels = p->OH * p->OW;
     double worst = 0.0;
     for (size_t t = 0; t < tasks; t++) {
         int64_t lo, hi, c0, c1;
         double sum = 0.0;
         kiln_cpu_split(items, tasks, t, &lo, &hi);
         for (int64_t item = lo; item < hi; item++) {
-            int64_t pix0 = item / ranges % j->chunks * j->rows, live = pixels - pix0 < j->rows ? pixels - pix0 : j->rows;
+            int64_t pix0 = item / ranges % chunks * rows, live = pixels - pix0 < rows ? pixels - pix0 : rows;
             kiln_cpu_split_aligned(p->M, j->kit->nr, (size_t)ranges, (size_t)(item % ranges), &c0, &c1);
             sum += (double)live * (double)conv_k(p) * ((double)(c1 - c0) + GATHER_COST);
         }
@@ -145,17 +146,15 @@ kiln_status kiln_cpu_pixel_rows_step(const kiln_cpu_kit *kit, const kiln_cpu_con
     double best = -1.0;
     int64_t panels = ceil_div(p->M, kit->nr);
     for (int c = 0; c < 2; c++) {
-        rows_job cand = j;
-        cand.rows = chunk_rows[c];
-        cand.chunks = ceil_div(pixels, cand.rows);
+        int64_t chunks = ceil_div(pixels, chunk_rows[c]);
         for (int64_t r = 1; r <= (int64_t)max_tasks && r <= panels; r++) {
-            int64_t items = p->N * cand.chunks * r;
+            int64_t items = p->N * chunks * r;
             size_t tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;
-            double cost = busiest(&cand, r, tasks);
+            double cost = busiest(&j, chunk_rows[c], chunks, r, tasks);
             if (best < 0.0 || cost < best) {
                 best = cost;
-                j.rows = cand.rows;
-                j.chunks = cand.chunks;
+                j.rows = chunk_rows[c];
+                j.chunks = chunks;
                 j.ranges = r;
                 j.tasks = tasks;
             }
