@@ -22,11 +22,12 @@ typedef struct precision_info {
     const char *const *targets;     /* NULL-terminated names, or NULL for all */
 } precision_info;
 
-static const char *const no_target[] = {NULL};
+/* bf16: GEMM weights stored as bf16 and multiplied by AVX512-BF16 (docs/targets.md). */
+static const char *const bf16_targets[] = {"x86-64-v4-bf16", NULL};
 
 static const precision_info precision_table[] = {
     {"f32", KILN_CTX_PRECISION_F32, NULL},
-    {"bf16", KILN_CTX_PRECISION_BF16, no_target}, /* named by the format, implemented by no kernel table yet */
+    {"bf16", KILN_CTX_PRECISION_BF16, bf16_targets},
 };
 #define N_PRECISIONS (sizeof precision_table / sizeof precision_table[0])
 
@@ -44,7 +45,7 @@ static kiln_status reject(kiln_status status, char *message, size_t size, const 
     return status;
 }
 
-/* "generic, x86-64-v3, x86-64-v4" */
+/* "generic, x86-64-v3, x86-64-v4, x86-64-v4-bf16" */
 static void known_targets(char *buf, size_t size)
 {
     buf[0] = '\0';

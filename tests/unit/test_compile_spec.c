@@ -122,7 +122,7 @@ static void test_invalid_specs(void)
     o.precisions = bf16;
     o.n_precisions = 1;
     expect_refused("bf16 for all", o, KILN_ERROR_COMPILE_SPEC,
-                   "target 'generic' cannot execute precision bf16 (targets supporting bf16: none yet)",
+                   "target 'generic' cannot execute precision bf16 (targets supporting bf16: x86-64-v4-bf16)",
                    "use f32 (--precision f32) or leave the precision out");
 
     o = base();

@@ -150,10 +150,80 @@ static void test_shared_tile(void)
              kiln_cpu_kernels_generic.gemm_nr, kiln_cpu_kernels_avx2.gemm_mr, kiln_cpu_kernels_avx2.gemm_nr);
 }
 
+/* Precision bf16: B packed as bf16 pairs, A rounded to bf16 as the step packs it, f32 sums.
+   The reference multiplies the same bf16-rounded operands exactly (double), so the tolerance is
+   the f32 summation's, as for f32 GEMMs; K odd (a half-empty last pair), several K blocks,
+   M = 1 (decode), edge tiles, A transposed, biases and activations. Only tables with a bf16
+   microkernel run these; a CPU without one is said to skip them. */
+static float bf16_round(float x)
+{
+    uint32_t u = (uint32_t)kiln_cpu_f32_to_bf16(x) << 16;
+    float r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+}
+
+static void test_gemm_bf16_case(int64_t M, int64_t N, int64_t K, int trans_a, int bias_kind, kiln_cpu_act act)
+{
+    char what[160];
+    snprintf(what, sizeof what, "gemm bf16 M=%lld N=%lld K=%lld ta=%d bias=%d act=%u", (long long)M, (long long)N,
+             (long long)K, trans_a, bias_kind, act.kind);
+    int64_t lda = trans_a ? M : K;
+    tbuf *A = tb_f32(M * K), *Braw = tb_f32(K * N), *bias = bias_kind ? tb_f32(N) : NULL, *Y = tb_f32(M * N);
+    fill(tb_data(A), M * K, 1.0f);
+    fill(tb_data(Braw), K * N, 1.0f);
+    if (bias) fill(tb_data(bias), N, 1.0f);
+    double *ref = malloc(sizeof(double) * (size_t)(M * N + 1));
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; k++)
+                acc += (double)bf16_round(tb_data(A)[trans_a ? k * lda + m : m * lda + k]) *
+                       bf16_round(tb_data(Braw)[k * N + n]);
+            ref[m * N + n] = act_ref(&act, acc + (bias ? tb_data(bias)[n] : 0.0));
+        }
+    for (size_t t = 0; t < n_tables; t++) {
+        const table *tb = &tables[t];
+        if (!tb->runnable || !tb->k->bf16) continue;
+        int64_t words = (int64_t)(kiln_cpu_pack_b_bf16_size(K, N, tb->k->gemm_nr) / sizeof(uint32_t));
+        tbuf *B = tb_new(KILN_DTYPE_BF16, 1, &(int64_t){2 * words});
+        kiln_cpu_pack_b_bf16(tb_data(Braw), K, N, 0, tb->k->gemm_nr, (uint32_t *)B->t.data);
+        kiln_cpu_gemm_params p = {.M = M, .N = N, .K = K, .batch = 1, .lda = lda, .ldb = N, .ldy = N,
+                                  .alpha = 1, .beta = 1, .trans_a = (uint8_t)trans_a,
+                                  .b_packed = KILN_CPU_PACKED_BF16, .bias_kind = (uint8_t)bias_kind, .act = act};
+        tbuf *in[3] = {A, B, bias}, *out[1] = {Y};
+        if (run_step(tb, KILN_CPU_OP_GEMM, &p, in, bias ? 3 : 2, out, 1, what))
+            close_enough(tb_data(Y), ref, M * N, SUM_RTOL, sum_atol(K), what, tb->k->isa);
+        tb_free(B);
+    }
+    free(ref);
+    tb_free(A);
+    tb_free(Braw);
+    tb_free(bias);
+    tb_free(Y);
+}
+
+static void test_gemm_bf16(void)
+{
+    bool any = false;
+    for (size_t t = 0; t < n_tables; t++) any |= tables[t].runnable && tables[t].k->bf16;
+    if (!any) {
+        printf("SKIPPED: bf16 GEMM cases: no table with a bf16 microkernel runs on this CPU (needs AVX512-BF16)\n");
+        return;
+    }
+    const kiln_cpu_act none = {.kind = KILN_CPU_ACT_NONE}, relu = {.kind = KILN_CPU_ACT_RELU};
+    const kiln_cpu_act gelu = {.kind = KILN_CPU_ACT_GELU_ERF};
+    test_gemm_bf16_case(1, 70, 1101, 0, KILN_CPU_BIAS_PER_COL, none);   /* decode, K odd, several K blocks */
+    test_gemm_bf16_case(13, 33, 7, 0, KILN_CPU_BIAS_NONE, relu);         /* edge tiles, one short K block */
+    test_gemm_bf16_case(37, 100, 2500, 1, KILN_CPU_BIAS_PER_COL, gelu); /* A transposed, non-fused act */
+    test_gemm_bf16_case(64, 128, 1, 0, KILN_CPU_BIAS_NONE, none);       /* one k: a half pair */
+}
+
 int main(void)
 {
     tables_init();
     test_shared_tile();
     test_gemm();
+    test_gemm_bf16();
     return kernel_tests_report("test_cpu_kernels_gemm");
 }

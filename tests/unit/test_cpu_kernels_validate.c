@@ -86,6 +86,19 @@ static void test_validate_gemm(void)
     ACCEPT("gemm packed", KILN_CPU_OP_GEMM, packed, in, 3, out, mr, nr);
     REJECT("gemm packed at a wider NR", KILN_CPU_OP_GEMM, packed, in, 3, out, mr, 64);
     REJECT("gemm packed NR 0", KILN_CPU_OP_GEMM, packed, in, 3, out, mr, 0);
+    /* Precision bf16: B as bf16 pair panels, in a BF16 tensor of at least their bytes. */
+    kiln_cpu_gemm_params bf16 = packed;
+    bf16.b_packed = KILN_CPU_PACKED_BF16;
+    int64_t halves = (int64_t)(kiln_cpu_pack_b_bf16_size(3, 7, nr) / 2), short_halves = halves - 1;
+    tbuf *Bh = tb_new(KILN_DTYPE_BF16, 1, &halves), *Bh_short = tb_new(KILN_DTYPE_BF16, 1, &short_halves);
+    tbuf *in_bf16[3] = {A, Bh, bias}, *in_bf16_short[3] = {A, Bh_short, bias};
+    ACCEPT("gemm bf16 packed", KILN_CPU_OP_GEMM, bf16, in_bf16, 3, out, mr, nr);
+    REJECT("gemm bf16 packed, f32 tensor", KILN_CPU_OP_GEMM, bf16, in, 3, out, mr, nr);
+    REJECT("gemm bf16 packed, short", KILN_CPU_OP_GEMM, bf16, in_bf16_short, 3, out, mr, nr);
+    MUTATE("gemm packed kind 3", KILN_CPU_OP_GEMM, bf16, p_.b_packed = 3, in_bf16, 3, out, mr, nr);
+    MUTATE("gemm bf16 packed batched", KILN_CPU_OP_GEMM, bf16, p_.b_batch_stride = 21, in_bf16, 3, out, mr, nr);
+    tb_free(Bh);
+    tb_free(Bh_short);
     /* Sizes given by the caller: the buffers, not the shapes, bound the access. */
     size_t sizes[3] = {30 * 4, 42 * 4, 7 * 4};
     expect_status("gemm sizes exact", KILN_CPU_OP_GEMM, &base, in, 3, sizes, out, 1, mr, nr, KILN_OK);

@@ -216,9 +216,12 @@ static void test_multi_target(float plain_out[][N_OUT], const bool *ran)
     program p;
     if (!compile(all, 3, 1, 0, &p)) return;
     for (size_t t = 0; t < kiln_cpu_target_count(); t++) {
-        if (!ran[t]) continue;
+        const char *name = kiln_cpu_target_at(t)->name;
+        bool in_program = false;
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) in_program |= strcmp(all[i], name) == 0;
+        if (!ran[t] || !in_program) continue;
         float y[N_OUT];
-        if (run(&p, kiln_cpu_target_at(t)->name, y)) EXPECT(memcmp(y, plain_out[t], sizeof y) == 0);
+        if (run(&p, name, y)) EXPECT(memcmp(y, plain_out[t], sizeof y) == 0);
     }
     release(&p);
 }

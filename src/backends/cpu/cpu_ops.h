@@ -77,12 +77,18 @@ typedef enum kiln_cpu_bias_kind {
  * B is either a weight block packed for the target (b_packed: layout of kiln_cpu_pack_b with
  * the target's NR, independent of batch: b_batch_stride must be 0) or activations K x N
  * (N x K when trans_b) with leading dimension ldb. Y is M x N with leading dimension ldy. */
+#define KILN_CPU_PACKED_BF16 2
+
 typedef struct kiln_cpu_gemm_params {
     int64_t M, N, K, batch;
     int64_t lda, ldb, ldy;
     int64_t a_batch_stride, b_batch_stride, y_batch_stride, bias_batch_stride; /* 0 = shared */
     float alpha, beta;
-    uint8_t trans_a, trans_b, b_packed, bias_kind;
+    uint8_t trans_a, trans_b;
+    uint8_t b_packed;               /* 0: B as it is; 1: kiln_cpu_pack_b panels (f32);
+                                       KILN_CPU_PACKED_BF16: kiln_cpu_pack_b_bf16 pair panels
+                                       (precision bf16, a BF16 weight tensor) */
+    uint8_t bias_kind;
     uint32_t reserved;
     kiln_cpu_act act;
 } kiln_cpu_gemm_params;

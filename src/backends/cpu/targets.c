@@ -18,6 +18,10 @@ static const kiln_cpu_target targets[] = {
      &kiln_cpu_kernels_avx2},
     {"x86-64-v4", "AVX-512 F/BW/DQ/VL/CD (Skylake-SP and later, Zen 4)", V4_FEATURES, 2, 32 << 10, 1 << 20, 16 << 20,
      &kiln_cpu_kernels_avx512},
+    /* x86-64-v4's kernels and tile plus a bf16 GEMM: the target for precision bf16. Ranked with
+       x86-64-v4, not above it, so f32 compiles keep choosing x86-64-v4 by default. */
+    {"x86-64-v4-bf16", "x86-64-v4 + AVX512-BF16 (Cooper Lake, Sapphire Rapids, Zen 4)",
+     V4_FEATURES | KILN_CPU_BIT(AVX512BF16), 2, 32 << 10, 1 << 20, 16 << 20, &kiln_cpu_kernels_avx512bf16},
 };
 
 size_t kiln_cpu_target_count(void) { return sizeof targets / sizeof targets[0]; }

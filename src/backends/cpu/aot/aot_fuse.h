@@ -23,6 +23,7 @@ typedef struct aot_lowering {
     bool *absorbed;         /* (n_nodes) fused into an earlier node's step */
     bool *ready;            /* (n_values) computed by a step emitted so far, or a graph input */
     size_t cap_tensors;
+    bool bf16;              /* precision bf16: GEMMs with a packed constant B store it as bf16 */
     char *message;
     size_t message_size;
 } aot_lowering;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backends/cpu/aot/aot_fuse.h"
+#include "backends/cpu/cpu_format.h"
 #include "core/check.h"
 
 static kiln_status fail(aot_lowering *L, kiln_status st, const char *what, const kiln_node *node)
@@ -167,6 +168,16 @@ static kiln_status emit_step(aot_lowering *L, size_t k, const aot_step_desc *d, 
     return KILN_OK;
 }
 
+/* Precision bf16: a GEMM's constant B, packed for the target, is stored as bf16 pairs (half the
+   bytes; the bf16 microkernel rounds A to bf16 as it packs it). Everything else stays f32. */
+static void to_bf16(aot_step_desc *d)
+{
+    if (d->op != KILN_CPU_OP_GEMM || d->params.gemm.b_packed != 1 || d->in[1].form != AOT_FORM_PACK_B) return;
+    d->params.gemm.b_packed = KILN_CPU_PACKED_BF16;
+    d->in[1].form = AOT_FORM_PACK_B_BF16;
+    d->in[1].t.dtype = KILN_DTYPE_BF16;
+}
+
 static kiln_status lower_node(aot_lowering *L, size_t k)
 {
     aot_node_view v;
@@ -179,15 +190,18 @@ static kiln_status lower_node(aot_lowering *L, size_t k)
     for (uint32_t i = 0; i < d.n_inputs; i++)
         if (d.in[i].kind == AOT_OPERAND_VALUE) d.in[i].value = L->g->nodes[k].inputs[d.in[i].input];
     aot_fuse_node(L, k, &d, &y);
+    if (L->bf16) to_bf16(&d);
     if (alias_copy(L, k, &d, y)) return KILN_OK;
     return emit_step(L, k, &d, y);
 }
 
-kiln_status aot_lower_graph(const kiln_cpu_aot_graph *g, kiln_arena *arena, aot_graph *out, char *message,
+kiln_status aot_lower_graph(const kiln_cpu_aot_graph *g, uint32_t precision, kiln_arena *arena, aot_graph *out,
+                            char *message,
                             size_t message_size)
 {
     memset(out, 0, sizeof *out);
-    aot_lowering L = {.g = g, .arena = arena, .out = out, .message = message, .message_size = message_size};
+    aot_lowering L = {.g = g, .arena = arena, .out = out, .bf16 = precision == KILN_CTX_PRECISION_BF16,
+                      .message = message, .message_size = message_size};
     KILN_CHECK(g && g->name && (g->values || !g->n_values) && (g->nodes || !g->n_nodes), KILN_ERROR_INVALID_ARGUMENT);
     KILN_CHECK(g->n_values < INT32_MAX && g->n_nodes < INT32_MAX / 8, KILN_ERROR_LIMIT);
     size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;

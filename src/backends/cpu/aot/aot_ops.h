@@ -32,6 +32,7 @@ typedef enum aot_weight_form {
     AOT_FORM_WINOGRAD = 3,  /* kiln_cpu_pack_winograd(data, rows, k, MR): 3x3 filters of rows
                                outputs and k inputs, transformed for Winograd F(2x2, 3x3) */
     AOT_FORM_WINOGRAD_B = 4, /* the same for NR: the B panels of Winograd with tiles as rows */
+    AOT_FORM_PACK_B_BF16 = 5, /* kiln_cpu_pack_b_bf16(data, k, n, trans, NR): precision bf16 */
 } aot_weight_form;
 
 typedef enum aot_operand_kind {

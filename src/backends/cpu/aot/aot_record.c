@@ -71,6 +71,7 @@ kiln_status aot_pool_add(aot_pool *pool, const void *data, size_t size, bool own
 static size_t packed_size(const aot_operand *w, const kiln_cpu_kernels *k)
 {
     if (w->form == AOT_FORM_PACK_B) return kiln_cpu_pack_b_size(w->k, w->n, k->gemm_nr);
+    if (w->form == AOT_FORM_PACK_B_BF16) return kiln_cpu_pack_b_bf16_size(w->k, w->n, k->gemm_nr);
     if (w->form == AOT_FORM_WINOGRAD) return kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_mr);
     if (w->form == AOT_FORM_WINOGRAD_B) return kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_nr);
     return (size_t)w->groups * kiln_cpu_pack_a_size(w->rows, w->k, k->gemm_mr);
@@ -81,6 +82,10 @@ static void pack(const aot_operand *w, const kiln_cpu_kernels *k, float *dst)
     const float *src = w->t.data;
     if (w->form == AOT_FORM_PACK_B) {
         kiln_cpu_pack_b(src, w->k, w->n, w->trans, k->gemm_nr, dst);
+        return;
+    }
+    if (w->form == AOT_FORM_PACK_B_BF16) {
+        kiln_cpu_pack_b_bf16(src, w->k, w->n, w->trans, k->gemm_nr, (uint32_t *)(void *)dst);
         return;
     }
     if (w->form == AOT_FORM_WINOGRAD || w->form == AOT_FORM_WINOGRAD_B) {

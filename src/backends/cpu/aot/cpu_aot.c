@@ -62,7 +62,7 @@ static kiln_status lower_all(const kiln_cpu_aot_spec *spec, const kiln_cpu_aot_g
                              kiln_arena *arena, aot_graph *lowered, char *message, size_t message_size)
 {
     for (size_t i = 0; i < n_graphs; i++) {
-        KILN_TRY(aot_lower_graph(&graphs[i], arena, &lowered[i], message, message_size));
+        KILN_TRY(aot_lower_graph(&graphs[i], spec->precision, arena, &lowered[i], message, message_size));
         KILN_TRY(plan_graph(spec, &lowered[i], arena));
     }
     return KILN_OK;
@@ -77,8 +77,8 @@ kiln_status kiln_cpu_aot_compile(const kiln_cpu_aot_spec *spec, const kiln_cpu_a
     if (message && message_size) message[0] = '\0';
     KILN_CHECK(spec && graphs && n_graphs > 0, KILN_ERROR_INVALID_ARGUMENT);
     KILN_TRY(kiln_cpu_aot_validate_targets(spec->targets, spec->n_targets, message, message_size));
-    if (spec->precision != KILN_CTX_PRECISION_F32) {
-        set_message(message, message_size, "precision %s is not supported by the cpu backend yet%s; use f32", "bf16", "");
+    if (spec->precision != KILN_CTX_PRECISION_F32 && spec->precision != KILN_CTX_PRECISION_BF16) {
+        set_message(message, message_size, "unknown precision in the compile spec%s%s; use f32 or bf16", "", "");
         return KILN_ERROR_COMPILE_SPEC;
     }
     const kiln_allocator *a = spec->allocator ? spec->allocator : kiln_allocator_default();

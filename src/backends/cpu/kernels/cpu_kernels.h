@@ -45,14 +45,16 @@ typedef kiln_status (*kiln_cpu_step_fn)(const void *params, const kiln_tensor *c
                                         kiln_cpu_exec *exec);
 
 typedef struct kiln_cpu_kernels {
-    const char *isa;                            /* "generic", "avx2", "avx512" */
+    const char *isa;                            /* "generic", "avx2", "avx512", "avx512bf16" */
     uint32_t gemm_mr, gemm_nr;                  /* register tile: packing layout of weights */
+    uint32_t bf16;                              /* 1: runs GEMM steps with B packed as bf16 pairs */
     kiln_cpu_step_fn ops[KILN_CPU_OP_COUNT];    /* indexed by kiln_cpu_op; NULL = unsupported */
 } kiln_cpu_kernels;
 
 extern const kiln_cpu_kernels kiln_cpu_kernels_generic;
 extern const kiln_cpu_kernels kiln_cpu_kernels_avx2;
 extern const kiln_cpu_kernels kiln_cpu_kernels_avx512;
+extern const kiln_cpu_kernels kiln_cpu_kernels_avx512bf16;
 
 /* Bytes of workspace a step needs on a kernel table (packing buffers, im2col chunks), sized from
  * the params and the target's cache sizes; 0 if none. Used by the lowering to plan scratch. */
@@ -81,6 +83,13 @@ kiln_status kiln_cpu_step_validate(uint32_t op, const void *params, const kiln_t
  * SIZE_MAX for negative dims, a zero width or a size that does not fit in size_t. */
 size_t kiln_cpu_pack_b_size(int64_t K, int64_t N, uint32_t nr);   /* bytes */
 void kiln_cpu_pack_b(const float *src, int64_t K, int64_t N, int trans, uint32_t nr, float *dst);
+/* B for precision bf16: NR-column panels of the ceil(K/2) pairs of k, each pair of one column a
+ * 32-bit word (k even in the low half, k + 1 in the high half, bf16 rounded to nearest even;
+ * zero past K and past N). The layout the bf16 microkernels' vdpbf16ps reads. */
+size_t kiln_cpu_pack_b_bf16_size(int64_t K, int64_t N, uint32_t nr); /* bytes */
+void kiln_cpu_pack_b_bf16(const float *src, int64_t K, int64_t N, int trans, uint32_t nr, uint32_t *dst);
+/* x rounded to bf16, to nearest even (NaN stays NaN). */
+uint16_t kiln_cpu_f32_to_bf16(float x);
 size_t kiln_cpu_pack_a_size(int64_t M, int64_t K, uint32_t mr);   /* bytes */
 void kiln_cpu_pack_a(const float *src, int64_t M, int64_t K, int trans, uint32_t mr, float *dst);
 /* Winograd F(2x2, 3x3) filters: src is M x C x 3 x 3; each filter g becomes U = G g G^T (4 x 4,

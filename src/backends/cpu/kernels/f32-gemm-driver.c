@@ -259,6 +259,74 @@ static void run_short_a(const gemm_ctx *g)
     }
 }
 
+/* ---- precision bf16: B packed as bf16 pairs --------------------------------------------------- */
+
+/* Rows [r0, r0 + rows) of a strided A, k pairs [p0, p0 + kp), rounded to bf16 pairs in MR-row
+   panels (dst[(panel * kp + q) * MR + i]); rows past the block and k past K are zero. */
+static void pack_bf16_pairs(const kiln_cpu_operand *a, int64_t r0, int64_t rows, int64_t p0, int64_t kp, int64_t K,
+                            uint32_t mr, uint32_t *dst)
+{
+    for (int64_t p = 0; p < rows; p += mr) {
+        for (int64_t q = 0; q < kp; q++) {
+            int64_t k = 2 * (p0 + q);
+            for (uint32_t i = 0; i < mr; i++, dst++) {
+                int64_t r = p + i;
+                if (r >= rows) {
+                    *dst = 0;
+                    continue;
+                }
+                const float *row = a->data + (r0 + r) * a->rs;
+                uint32_t lo = kiln_cpu_f32_to_bf16(row[k * a->cs]);
+                uint32_t hi = k + 1 < K ? kiln_cpu_f32_to_bf16(row[(k + 1) * a->cs]) : 0;
+                *dst = lo | hi << 16;
+            }
+        }
+    }
+}
+
+/* B packed ahead of time as bf16 pairs (precision bf16; the kit must have gemm_bf16): A is
+   rounded to bf16 pairs into the workspace, a block of rows for one K block at a time (the f32
+   path's K blocks, whose lengths are even but for a single block), and the bf16 microkernel
+   runs the tiles in the f32 path's order with the same epilogues. Products accumulate in f32;
+   only the operands are rounded. */
+static kiln_status run_bf16(const gemm_ctx *g, void *workspace, size_t workspace_size)
+{
+    const kiln_cpu_kit *kit = g->kit;
+    if (!kit->gemm_bf16 || g->a.packed || !workspace) return KILN_ERROR_INVALID_ARGUMENT;
+    const int64_t pairs = (g->K + 1) / 2, kcp = (g->plan.kc + 1) / 2;
+    const uint32_t *b = (const uint32_t *)(const void *)g->b.data;
+    int64_t mc = (int64_t)(workspace_size / ((size_t)kcp * sizeof(uint32_t))) / kit->mr * kit->mr;
+    if (mc < (int64_t)kit->mr) return KILN_ERROR_INVALID_ARGUMENT;
+    mc = min64(mc, round_up(g->M, kit->mr));
+    uint32_t *abuf = workspace;
+    for (int64_t pc = 0; pc < pairs; pc += kcp) {
+        int64_t kp = min64(kcp, pairs - pc);
+        bool first = pc == 0, last = pc + kp == pairs;
+        int64_t js_cols = B_STRIP_BYTES / (kp * (int64_t)sizeof(uint32_t)) / kit->nr * kit->nr;
+        if (js_cols < (int64_t)kit->nr) js_cols = kit->nr;
+        for (int64_t ic = 0; ic < g->M; ic += mc) {
+            int64_t rows = min64(mc, g->M - ic);
+            pack_bf16_pairs(&g->a, ic, rows, pc, kp, g->K, kit->mr, abuf);
+            for (int64_t js = 0; js < g->N; js += js_cols) {
+                int64_t js_end = min64(g->N, js + js_cols);
+                for (int64_t ir = 0; ir < rows; ir += kit->mr) {
+                    for (int64_t jr = js; jr < js_end; jr += kit->nr) {
+                        kiln_cpu_gemm_tile t = tile_for(g, ic + ir, jr, first, last);
+                        kit->gemm_bf16((size_t)kp, abuf + ir * kp, b + (jr / kit->nr) * pairs * kit->nr + pc * kit->nr,
+                                       g->y + (ic + ir) * g->ldy + jr, (size_t)g->ldy, (size_t)min64(kit->mr, rows - ir),
+                                       (size_t)min64(kit->nr, g->N - jr), &t);
+                    }
+                }
+            }
+            for (int64_t i = 0; last && i < rows && !act_fuses(&g->e->act); i++) {
+                float *row = g->y + (ic + i) * g->ldy;
+                kit->act(&g->e->act, row, row, (size_t)g->N);
+            }
+        }
+    }
+    return KILN_OK;
+}
+
 kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int64_t K, kiln_cpu_operand a,
                               kiln_cpu_operand b, float *y, int64_t ldy, const kiln_cpu_epilogue *e, void *workspace,
                               size_t workspace_size)
@@ -279,6 +347,7 @@ kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int
         fill_bias(M, N, y, ldy, e);
         g.prefilled = true;
     }
+    if (b.packed == KILN_CPU_PACKED_BF16) return run_bf16(&g, workspace, workspace_size);
     size_t panel = short_a_panel_bytes(kit->mr, M, K, b.packed && !a.packed, SIZE_MAX);
     if (panel && workspace && panel <= workspace_size) {
         g.abuf = workspace;
@@ -322,7 +391,7 @@ static void gemm_step_problem(const void *src, int64_t bi, kiln_cpu_gemm_problem
     *out = (kiln_cpu_gemm_problem){
         .M = p->M, .N = p->N, .K = p->K,
         .a = {A, p->trans_a ? 1 : p->lda, p->trans_a ? p->lda : 1, false},
-        .b = {B, p->trans_b ? 1 : p->ldb, p->trans_b ? p->ldb : 1, p->b_packed != 0},
+        .b = {B, p->trans_b ? 1 : p->ldb, p->trans_b ? p->ldb : 1, p->b_packed},
         .y = (float *)outs[0]->data + bi * p->y_batch_stride,
         .ldy = p->ldy,
         .e = {p->alpha, p->beta, p->bias_kind, bias, p->act, 0},

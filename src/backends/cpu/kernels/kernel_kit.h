@@ -41,6 +41,12 @@ typedef struct kiln_cpu_gemm_tile {
 typedef void (*kiln_cpu_gemm_ukernel)(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
                                       size_t n, const kiln_cpu_gemm_tile *tile);
 
+/* The same on bf16 pairs (precision bf16): kp pairs of k, a (kp x MR words: a[p * MR + i] holds
+ * A(i, 2p) low and A(i, 2p + 1) high) and b (kp x NR words, kiln_cpu_pack_b_bf16's panel);
+ * f32 accumulators, the same tile store. */
+typedef void (*kiln_cpu_gemm_bf16_ukernel)(size_t kp, const uint32_t *a, const uint32_t *b, float *c, size_t ldc,
+                                           size_t m, size_t n, const kiln_cpu_gemm_tile *tile);
+
 /* y[i * sy] = a[i * sa] op b[i * sb] for i < n (op: kiln_cpu_binary_kind); sy is 1. */
 typedef void (*kiln_cpu_binary_fn)(uint32_t kind, const float *a, int64_t sa, const float *b, int64_t sb, float *y,
                                    size_t n);
@@ -100,6 +106,7 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_pack_rows_fn pack_rows;
     kiln_cpu_wino_in_fn wino_in;
     kiln_cpu_wino_out_fn wino_out;
+    kiln_cpu_gemm_bf16_ukernel gemm_bf16;   /* NULL: the table runs no bf16 weights */
 } kiln_cpu_kit;
 
 /* Keeps the first failure of a step's tasks in *status (which starts as KILN_OK). */
@@ -145,12 +152,19 @@ void kiln_cpu_parallel_rows(const kiln_cpu_exec *exec, int64_t rows, int64_t row
  * weight panel exactly once. */
 
 /* An operand: a strided view (element (r, c) at data[r * rs + c * cs]) or, when packed, panels
- * of the full K as kiln_cpu_pack_a / kiln_cpu_pack_b lay them out. */
+ * of the full K as kiln_cpu_pack_a / kiln_cpu_pack_b lay them out — or, packed = 2 (B only,
+ * precision bf16), kiln_cpu_pack_b_bf16's pair panels. */
 typedef struct kiln_cpu_operand {
     const float *data;
     int64_t rs, cs;
-    bool packed;
+    uint8_t packed;                 /* 0 strided, 1 f32 panels, KILN_CPU_PACKED_BF16 pair panels */
 } kiln_cpu_operand;
+
+/* 32-bit words from one packed NR panel of B to the next: K floats, or ceil(K/2) bf16 pairs. */
+static inline int64_t kiln_cpu_b_panel_words(const kiln_cpu_operand *b, int64_t K, uint32_t nr)
+{
+    return (b->packed == KILN_CPU_PACKED_BF16 ? (K + 1) / 2 : K) * (int64_t)nr;
+}
 
 typedef struct kiln_cpu_epilogue {
     float alpha, beta;

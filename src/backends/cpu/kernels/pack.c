@@ -34,6 +34,38 @@ void kiln_cpu_pack_b(const float *src, int64_t K, int64_t N, int trans, uint32_t
     }
 }
 
+uint16_t kiln_cpu_f32_to_bf16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x40u); /* NaN: keep it quiet */
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+size_t kiln_cpu_pack_b_bf16_size(int64_t K, int64_t N, uint32_t nr)
+{
+    /* A pair of bf16 is one float's bytes: the f32 layout of ceil(K / 2) rows. */
+    return K < 0 ? SIZE_MAX : panels_bytes(N, (K + 1) / 2, nr);
+}
+
+void kiln_cpu_pack_b_bf16(const float *src, int64_t K, int64_t N, int trans, uint32_t nr, uint32_t *dst)
+{
+    for (int64_t p0 = 0; p0 < N; p0 += nr) {
+        for (int64_t k = 0; k < K; k += 2) {
+            for (uint32_t j = 0; j < nr; j++) {
+                int64_t n = p0 + j;
+                uint32_t lo = 0, hi = 0;
+                if (n < N) {
+                    lo = kiln_cpu_f32_to_bf16(trans ? src[n * K + k] : src[k * N + n]);
+                    if (k + 1 < K) hi = kiln_cpu_f32_to_bf16(trans ? src[n * K + k + 1] : src[(k + 1) * N + n]);
+                }
+                *dst++ = lo | hi << 16;
+            }
+        }
+    }
+}
+
 size_t kiln_cpu_pack_a_size(int64_t M, int64_t K, uint32_t mr) { return panels_bytes(M, K, mr); }
 
 void kiln_cpu_pack_a(const float *src, int64_t M, int64_t K, int trans, uint32_t mr, float *dst)

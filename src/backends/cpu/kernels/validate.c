@@ -164,6 +164,13 @@ static kiln_status matrix_extent(int64_t batch, int64_t bs, int64_t rows, int64_
 
 static kiln_status validate_gemm_b(const kiln_cpu_gemm_params *p, const step_io *io, uint32_t nr)
 {
+    if (p->b_packed == KILN_CPU_PACKED_BF16) {
+        KILN_CHECK(p->b_batch_stride == 0, BAD);
+        KILN_CHECK(nr >= 1 && nr <= PANEL_MAX, BAD);
+        size_t bytes = kiln_cpu_pack_b_bf16_size(p->K, p->N, nr);
+        KILN_CHECK(bytes != SIZE_MAX, BAD);
+        return need_in(io, 1, KILN_DTYPE_BF16, bytes);
+    }
     if (p->b_packed) {
         KILN_CHECK(p->b_batch_stride == 0, BAD);
         KILN_CHECK(nr >= 1 && nr <= PANEL_MAX, BAD);
@@ -199,7 +206,7 @@ static kiln_status validate_gemm(const kiln_cpu_gemm_params *p, const step_io *i
     const int64_t counts[] = {p->M, p->N, p->K, p->batch, p->lda, p->ldb, p->ldy, p->a_batch_stride,
                               p->b_batch_stride, p->y_batch_stride, p->bias_batch_stride};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) KILN_CHECK(in_range(counts[i], 0, COUNT_MAX), BAD);
-    KILN_CHECK(p->trans_a <= 1 && p->trans_b <= 1 && p->b_packed <= 1, BAD);
+    KILN_CHECK(p->trans_a <= 1 && p->trans_b <= 1 && p->b_packed <= KILN_CPU_PACKED_BF16, BAD);
     KILN_TRY(check_act(&p->act));
 
     int64_t a_rows = p->trans_a ? p->K : p->M, a_cols = p->trans_a ? p->M : p->K, extent;

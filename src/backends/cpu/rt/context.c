@@ -59,6 +59,15 @@ static bool step_reads_packed_weight(const kiln_ctx_step *step)
     return false;
 }
 
+/* A GEMM step whose B is packed as bf16 pairs (precision bf16). */
+static bool step_reads_bf16_weight(const kiln_ctx_step *step)
+{
+    kiln_cpu_gemm_params p;
+    if (step->op != KILN_CPU_OP_GEMM) return false;
+    memcpy(&p, step->params, sizeof p);
+    return p.b_packed == KILN_CPU_PACKED_BF16;
+}
+
 static bool record_has_packed_weights(const kiln_ctxbin *bin, const kiln_ctx_record *r)
 {
     const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(bin, r);
@@ -89,6 +98,8 @@ static kiln_status check_kernels(const kiln_cpu_context *c, char *message, size_
             if (!k->ops[step->op])
                 return REJECT("record '%s': this build's %s kernels have no %s", target, k->isa,
                               kiln_ctxbin_op_name(step->op));
+            if (step_reads_bf16_weight(step) && !k->bf16)
+                return REJECT("record '%s' holds bf16 weights; this build's %s kernels run f32 only", target, k->isa);
             size_t need = kiln_cpu_workspace_size(k, step->op, step->params, (size_t)r->l1_size, (size_t)r->l2_size);
             if (need > step->workspace_size)
                 return REJECT("record '%s' graph '%s': step %u needs %zu bytes of workspace, the binary reserves %llu",

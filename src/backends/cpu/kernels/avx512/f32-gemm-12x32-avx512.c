@@ -5,20 +5,16 @@
  * one broadcast of A per row and two loads of B per k, so each k step issues 24 FMAs for 14
  * loads; the remaining 8 registers hold the B pair, the broadcast and the epilogue constants.
  * Edge tiles (m < 12 rows or n < 32 columns) run the same code: A and B panels are zero-padded
- * by the packing, and the epilogue reads and writes C through lane masks, row by row.
+ * by the packing, and the tile store (gemm-tile-avx512.h) reads and writes C through lane
+ * masks, row by row.
  */
 #include <immintrin.h>
 
+#include "backends/cpu/kernels/avx512/gemm-tile-avx512.h"
 #include "backends/cpu/kernels/avx512/kernels-avx512.h"
 
 #define MR KILN_CPU_AVX512_MR
 #define NR KILN_CPU_AVX512_NR
-
-static inline __mmask16 lanes_from(size_t n, size_t first)
-{
-    if (n <= first) return 0;
-    return n - first >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - first)) - 1u);
-}
 
 void kiln_cpu_f32_gemm_ukernel_12x32__avx512(size_t kc, const float *a, const float *b, float *c, size_t ldc,
                                              size_t m, size_t n, const kiln_cpu_gemm_tile *tile)
@@ -27,12 +23,7 @@ void kiln_cpu_f32_gemm_ukernel_12x32__avx512(size_t kc, const float *a, const fl
     __m512 l0 = _mm512_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
            l5 = l0, h5 = l0, l6 = l0, h6 = l0, l7 = l0, h7 = l0, l8 = l0, h8 = l0, l9 = l0, h9 = l0, l10 = l0,
            h10 = l0, l11 = l0, h11 = l0;
-    if (tile->accumulate) {
-        for (size_t i = 0; i < m; i++) {
-            _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-            _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
-        }
-    }
+    kiln_avx512_prefetch_tile(c, ldc, m, tile);
     /* The K loop runs only the rows the tile has, rounded up to 1, 4, 8 or 12: a short tile
        (M = 1 decode, the last panel of M = 64) would otherwise spend most FMAs on zero rows,
        and at m = 1 those FMAs, not memory, bounded the weight stream. Each accumulator still
@@ -68,36 +59,5 @@ void kiln_cpu_f32_gemm_ukernel_12x32__avx512(size_t kc, const float *a, const fl
 #undef ROW
     const __m512 lo[MR] = {l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11};
     const __m512 hi[MR] = {h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11};
-
-    const __mmask16 m0 = lanes_from(n, 0), m1 = lanes_from(n, 16);
-    const __m512 alpha = _mm512_set1_ps(tile->alpha), beta = _mm512_set1_ps(tile->beta), zero = _mm512_setzero_ps();
-    __m512 add0 = _mm512_set1_ps(tile->scalar), add1 = add0;
-    if (!tile->accumulate && tile->col_bias) {
-        add0 = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(m0, tile->col_bias), add0);
-        add1 = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(m1, tile->col_bias + 16), add1);
-    }
-    for (int i = 0; i < MR; i++) {
-        if ((size_t)i >= m) break;
-        float *row = c + (size_t)i * ldc;
-        __m512 v0, v1;
-        if (tile->accumulate) {
-            v0 = _mm512_maskz_loadu_ps(m0, row);
-            v1 = _mm512_maskz_loadu_ps(m1, row + 16);
-        } else if (tile->row_bias) {
-            __m512 rb = _mm512_mul_ps(beta, _mm512_set1_ps(tile->row_bias[i]));
-            v0 = _mm512_add_ps(add0, rb);
-            v1 = _mm512_add_ps(add1, rb);
-        } else {
-            v0 = add0;
-            v1 = add1;
-        }
-        v0 = _mm512_fmadd_ps(alpha, lo[i], v0);
-        v1 = _mm512_fmadd_ps(alpha, hi[i], v1);
-        if (tile->relu) {
-            v0 = _mm512_max_ps(v0, zero);
-            v1 = _mm512_max_ps(v1, zero);
-        }
-        _mm512_mask_storeu_ps(row, m0, v0);
-        _mm512_mask_storeu_ps(row + 16, m1, v1);
-    }
+    kiln_avx512_store_tile(lo, hi, c, ldc, m, n, tile);
 }

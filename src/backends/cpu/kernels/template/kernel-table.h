@@ -8,6 +8,8 @@
  *   KILN_CPU_TABLE_ISA        its name string ("generic", "avx2", "avx512")
  *   KILN_CPU_TABLE_MR, _NR    its GEMM register tile, the kit's mr and nr
  *   KILN_CPU_TABLE_GEMM       its GEMM microkernel
+ *   KILN_CPU_TABLE_GEMM_BF16  (optional) its bf16-pair microkernel: the table then runs GEMM
+ *                             steps whose B is packed as bf16 (precision bf16)
  *
  * Layer: backends/cpu/kernels (template; instantiated once per ISA directory, never compiled
  * alone). Every table has this one layout: GEMM, CONV2D, POOL2D, UNARY, BINARY and
@@ -34,6 +36,9 @@ static const kiln_cpu_kit kit = {
     .pack_rows = KILN_CPU_KIT_FN(f32_pack_rows),
     .wino_in = KILN_CPU_KIT_FN(f32_wino_in),
     .wino_out = KILN_CPU_KIT_FN(f32_wino_out),
+#ifdef KILN_CPU_TABLE_GEMM_BF16
+    .gemm_bf16 = KILN_CPU_TABLE_GEMM_BF16,
+#endif
 };
 
 /* A step of the table: the shared driver run on this file's kit. */
@@ -55,6 +60,9 @@ const kiln_cpu_kernels KILN_CPU_TABLE_NAME = {
     .isa = KILN_CPU_TABLE_ISA,
     .gemm_mr = KILN_CPU_TABLE_MR,
     .gemm_nr = KILN_CPU_TABLE_NR,
+#ifdef KILN_CPU_TABLE_GEMM_BF16
+    .bf16 = 1,
+#endif
     .ops = {
         [KILN_CPU_OP_GEMM] = gemm_step,
         [KILN_CPU_OP_CONV2D] = conv2d_step,

@@ -1,0 +1,71 @@
+/* gemm-tile-avx512.h — the store of a 12 x 32 GEMM tile (kiln_cpu_gemm_tile contract,
+ * kernel_kit.h), shared by the AVX-512 microkernels (f32, and bf16 pairs in ../avx512bf16).
+ *
+ * Layer: backends/cpu/kernels/avx512; include only from files compiled with the avx512 flags.
+ * The accumulators are f32 whatever the operands were: c = alpha * acc + (accumulate ? c :
+ * scalar + beta * (row_bias[i] + col_bias[j])), then ReLU when asked; lanes past n and rows
+ * past m are neither read nor written.
+ */
+#ifndef KILN_BACKENDS_CPU_KERNELS_AVX512_GEMM_TILE_AVX512_H
+#define KILN_BACKENDS_CPU_KERNELS_AVX512_GEMM_TILE_AVX512_H
+
+#include <immintrin.h>
+
+#include "backends/cpu/kernels/kernel_kit.h"
+
+#define KILN_CPU_AVX512_TILE_ROWS 12
+
+static inline __mmask16 kiln_avx512_lanes_from(size_t n, size_t first)
+{
+    if (n <= first) return 0;
+    return n - first >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - first)) - 1u);
+}
+
+/* Rows i < m of the tile: lo[i] holds columns 0..15, hi[i] columns 16..31. */
+static inline void kiln_avx512_store_tile(const __m512 *lo, const __m512 *hi, float *c, size_t ldc, size_t m,
+                                          size_t n, const kiln_cpu_gemm_tile *tile)
+{
+    const __mmask16 m0 = kiln_avx512_lanes_from(n, 0), m1 = kiln_avx512_lanes_from(n, 16);
+    const __m512 alpha = _mm512_set1_ps(tile->alpha), beta = _mm512_set1_ps(tile->beta), zero = _mm512_setzero_ps();
+    __m512 add0 = _mm512_set1_ps(tile->scalar), add1 = add0;
+    if (!tile->accumulate && tile->col_bias) {
+        add0 = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(m0, tile->col_bias), add0);
+        add1 = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(m1, tile->col_bias + 16), add1);
+    }
+    for (int i = 0; i < KILN_CPU_AVX512_TILE_ROWS; i++) {
+        if ((size_t)i >= m) break;
+        float *row = c + (size_t)i * ldc;
+        __m512 v0, v1;
+        if (tile->accumulate) {
+            v0 = _mm512_maskz_loadu_ps(m0, row);
+            v1 = _mm512_maskz_loadu_ps(m1, row + 16);
+        } else if (tile->row_bias) {
+            __m512 rb = _mm512_mul_ps(beta, _mm512_set1_ps(tile->row_bias[i]));
+            v0 = _mm512_add_ps(add0, rb);
+            v1 = _mm512_add_ps(add1, rb);
+        } else {
+            v0 = add0;
+            v1 = add1;
+        }
+        v0 = _mm512_fmadd_ps(alpha, lo[i], v0);
+        v1 = _mm512_fmadd_ps(alpha, hi[i], v1);
+        if (tile->relu) {
+            v0 = _mm512_max_ps(v0, zero);
+            v1 = _mm512_max_ps(v1, zero);
+        }
+        _mm512_mask_storeu_ps(row, m0, v0);
+        _mm512_mask_storeu_ps(row + 16, m1, v1);
+    }
+}
+
+/* Prefetch the tile's rows of C when they will be read (accumulate). */
+static inline void kiln_avx512_prefetch_tile(const float *c, size_t ldc, size_t m, const kiln_cpu_gemm_tile *tile)
+{
+    if (!tile->accumulate) return;
+    for (size_t i = 0; i < m; i++) {
+        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
+    }
+}
+
+#endif
