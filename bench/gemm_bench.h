@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backends/cpu/targets.h"
 #include "kiln/kiln.h"
 
 #define GEMM_MAX_THREAD_COUNTS 4
@@ -72,5 +73,21 @@ typedef struct gemm_report {
 
 /* Prints the report as Markdown on stdout; returns the number of goals that FAILED. */
 int gemm_print_report(const gemm_report *r);
+
+/* Shared by the f32 and the bf16 measurements (gemm_bench.c). */
+typedef kiln_status (*gemm_call_fn)(void *ctx);
+/* One untimed call, then the fastest of at least 3 calls and min_time seconds of calls. */
+gemm_figure gemm_time_calls(gemm_call_fn call, void *ctx, double flops, double min_time);
+/* max |y - ref| / max |ref| (NaN counts as the worst). */
+double gemm_relative_error(const float *y, const float *ref, size_t n);
+/* Copies of the weights a shape's calls take in turn (out of cache for M = 1, as in a decode). */
+int gemm_weight_copies(const gemm_shape *s);
+
+/* The precision-bf16 section (gemm_bf16.c): kiln's bf16 GEMM (target x86-64-v4-bf16) against
+   kiln's f32 GEMM (f32_target) on the goal and LLM shapes of `shapes` at every thread count, with
+   its error against f32; printed as Markdown on stdout after the f32 report, or why it was not
+   measured. `only`: as --only. */
+void gemm_bf16_section(const gemm_shape *shapes, size_t n_shapes, const int *threads, size_t n_threads,
+                       double min_time, const kiln_cpu_target *f32_target, const char *only);
 
 #endif

@@ -52,7 +52,7 @@ static void set_shape(kiln_tensor *t, int64_t d0, int64_t d1)
 }
 
 kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *target, int64_t M, int64_t N,
-                                    int64_t K, const float *A, const float *B, float *Y, int b_copies)
+                                    int64_t K, const float *A, const float *B, float *Y, int b_copies, bool bf16)
 {
     memset(g, 0, sizeof *g);
     if (b_copies < 1 || b_copies > BENCH_MAX_B_COPIES) return KILN_ERROR_INVALID_ARGUMENT;
@@ -60,16 +60,19 @@ kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *t
     const kiln_cpu_kernels *k = target->kernels;
     kiln_cpu_gemm_params *p = &g->params;
     *p = (kiln_cpu_gemm_params){.M = M, .N = N, .K = K, .batch = 1, .lda = K, .ldb = N, .ldy = N, .alpha = 1.0f,
-                                .beta = 0.0f, .b_packed = 1, .bias_kind = KILN_CPU_BIAS_NONE,
-                                .act = {.kind = KILN_CPU_ACT_NONE}};
-    size_t packed_size = kiln_cpu_pack_b_size(K, N, k->gemm_nr);
+                                .beta = 0.0f, .b_packed = bf16 ? KILN_CPU_PACKED_BF16 : 1,
+                                .bias_kind = KILN_CPU_BIAS_NONE, .act = {.kind = KILN_CPU_ACT_NONE}};
+    size_t packed_size = bf16 ? kiln_cpu_pack_b_bf16_size(K, N, k->gemm_nr) : kiln_cpu_pack_b_size(K, N, k->gemm_nr);
     for (g->n_b_copies = 0; g->n_b_copies < b_copies; g->n_b_copies++) {
         float *copy = bench_alloc(packed_size);
         if (!copy) {
             bench_kiln_gemm_release(g);
             return KILN_ERROR_OUT_OF_MEMORY;
         }
-        kiln_cpu_pack_b(B, K, N, 0, k->gemm_nr, copy);
+        if (bf16)
+            kiln_cpu_pack_b_bf16(B, K, N, 0, k->gemm_nr, (uint32_t *)(void *)copy);
+        else
+            kiln_cpu_pack_b(B, K, N, 0, k->gemm_nr, copy);
         g->b_packed[g->n_b_copies] = copy;
     }
     /* Sized from the target's cache table, as the lowering plans scratch for a binary. */
@@ -85,6 +88,10 @@ kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *t
     set_shape(&g->a, M, K);
     g->a.data = (void *)A;
     set_shape(&g->b, (int64_t)(packed_size / sizeof(float)), 0);
+    if (bf16) {
+        g->b.dtype = KILN_DTYPE_BF16;
+        g->b.shape[0] = (int64_t)(packed_size / 2);
+    }
     g->b.data = g->b_packed[0];
     set_shape(&g->y, M, N);
     g->y.data = Y;

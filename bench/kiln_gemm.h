@@ -8,6 +8,7 @@
 #ifndef KILN_BENCH_KILN_GEMM_H
 #define KILN_BENCH_KILN_GEMM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,11 +46,12 @@ typedef struct bench_kiln_gemm {
 /* Packs B into b_copies (1..BENCH_MAX_B_COPIES) separate buffers that executions take in turn
  * — more than one keeps the weights of an execution out of the cache, as the other layers'
  * weights keep them out in an LLM's decode — sizes the workspace and validates the step as the
- * runtime does at load. A and Y must outlive the problem; B is not retained. KILN_OK,
+ * runtime does at load; bf16: B packed as bf16 pairs (precision bf16, a table with a bf16 GEMM).
+ * A and Y must outlive the problem; B is not retained. KILN_OK,
  * KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_INVALID_ARGUMENT (b_copies) or KILN_ERROR_INCOMPATIBLE
  * (the table rejects the step); on failure nothing is left to release. */
 kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *target, int64_t M, int64_t N,
-                                    int64_t K, const float *A, const float *B, float *Y, int b_copies);
+                                    int64_t K, const float *A, const float *B, float *Y, int b_copies, bool bf16);
 /* Runs the following executions on n_threads threads (a kiln thread pool, created here, and a
  * workspace slot per thread, as the runtime gives a delegate handle). KILN_OK,
  * KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_THREAD (then the problem stays single-threaded). */
