@@ -16,6 +16,7 @@
 #include "backends/cpu/targets.h"
 #include "core/alloc.h"
 #include "onnx_builder.h"
+#include "test_random.h"
 #include "unit_expect.h"
 
 #define EXPECT_OK(expr) EXPECT_STATUS(expr, KILN_OK)
@@ -24,24 +25,11 @@
 #define HIDDEN 257
 #define OUT 40
 
-static uint64_t next_random(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545F4914F6CDD1Dull;
-}
-
-static void fill(uint64_t *seed, float *v, size_t n, float scale)
-{
-    for (size_t i = 0; i < n; i++) v[i] = scale * ((float)(next_random(seed) >> 40) / (float)(1u << 24) * 2.0f - 1.0f);
-}
-
 static void weight(onnx_builder *b, uint64_t *seed, const char *name, int64_t rows, int64_t cols, float scale)
 {
     size_t n = (size_t)(rows * cols);
     float *v = kiln_alloc(kiln_allocator_default(), n * sizeof *v, 64);
-    fill(seed, v, n, scale);
+    test_fill_random(seed, v, n, scale);
     onnx_builder_initializer(b, name, ONNX_BUILDER_FLOAT, cols ? 2 : 1, (const int64_t[]){rows, cols}, v,
                              n * sizeof *v);
     kiln_free(kiln_allocator_default(), v);
@@ -55,8 +43,8 @@ static void build_model(uint8_t **data, size_t *size)
     onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 2, (const int64_t[]){BATCH, IN});
     weight(b, &seed, "w1", HIDDEN, IN, 0.1f);
     float b1[HIDDEN], b2[OUT];
-    fill(&seed, b1, HIDDEN, 0.1f);
-    fill(&seed, b2, OUT, 0.1f);
+    test_fill_random(&seed, b1, HIDDEN, 0.1f);
+    test_fill_random(&seed, b2, OUT, 0.1f);
     onnx_builder_initializer(b, "b1", ONNX_BUILDER_FLOAT, 1, (const int64_t[]){HIDDEN}, b1, sizeof b1);
     weight(b, &seed, "w2", HIDDEN, OUT, 0.1f);
     onnx_builder_initializer(b, "b2", ONNX_BUILDER_FLOAT, 1, (const int64_t[]){OUT}, b2, sizeof b2);
@@ -135,7 +123,7 @@ int main(void)
     } else {
         static float x[BATCH * IN], y32[BATCH * OUT], y16[BATCH * OUT];
         uint64_t seed = 7;
-        fill(&seed, x, BATCH * IN, 1.0f);
+        test_fill_random(&seed, x, BATCH * IN, 1.0f);
         if (run(&f32, x, y32) && run(&bf16, x, y16)) {
             double worst = 0, ref = 0;
             for (size_t i = 0; i < BATCH * OUT; i++) {

@@ -19,25 +19,13 @@
 #include "compare.h"
 #include "core/alloc.h"
 #include "onnx_builder.h"
+#include "test_random.h"
 #include "unit_expect.h"
 
 #define EXPECT_OK(expr) EXPECT_STATUS(expr, KILN_OK)
 #define N_OUT 10
 #define IN_C 8
 #define IN_HW 24
-
-static uint64_t next_random(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545F4914F6CDD1Dull;
-}
-
-static void fill(uint64_t *seed, float *v, size_t n, float scale)
-{
-    for (size_t i = 0; i < n; i++) v[i] = scale * ((float)(next_random(seed) >> 40) / (float)(1u << 24) * 2.0f - 1.0f);
-}
 
 /* A float initializer of the given shape with values in [-scale, scale]. */
 static void weight(onnx_builder *b, uint64_t *seed, const char *name, uint32_t rank, const int64_t *shape, float scale)
@@ -46,7 +34,7 @@ static void weight(onnx_builder *b, uint64_t *seed, const char *name, uint32_t r
     for (uint32_t d = 0; d < rank; d++) n *= (size_t)shape[d];
     float *v = malloc(n * sizeof *v);
     REQUIRE(v);
-    fill(seed, v, n, scale);
+    test_fill_random(seed, v, n, scale);
     onnx_builder_initializer(b, name, ONNX_BUILDER_FLOAT, rank, shape, v, n * sizeof *v);
     free(v);
 }
@@ -230,7 +218,7 @@ int main(void)
 {
     build_model(&model, &model_size);
     uint64_t seed = 42;
-    fill(&seed, input, sizeof input / sizeof input[0], 1.0f);
+    test_fill_random(&seed, input, sizeof input / sizeof input[0], 1.0f);
 
     unit_section("slc with no_delegate is rejected");
     kiln_compile_method m = {"forward", NULL, model, model_size};

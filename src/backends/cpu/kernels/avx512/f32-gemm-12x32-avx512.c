@@ -48,12 +48,8 @@ void kiln_cpu_f32_gemm_ukernel_12x32__avx512(size_t kc, const float *a, const fl
             __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), ai;
             ROW(0)
         }
-    } else if (m <= 4) {
-        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3))
-    } else if (m <= 8) {
-        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7))
     } else {
-        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11))
+        KILN_AVX512_ROWS_IN_STEPS_OF_4(K_LOOP, ROW)
     }
 #undef K_LOOP
 #undef ROW

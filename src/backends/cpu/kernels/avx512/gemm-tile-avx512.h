@@ -58,6 +58,19 @@ static inline void kiln_avx512_store_tile(const __m512 *lo, const __m512 *hi, fl
     }
 }
 
+/* The K loop for the rows a tile has (m > 1), rounded up to 4, 8 or 12: K_LOOP(body) runs one
+   k step of body, ROW(i) is row i's work in it. A short tile (the last panel of M = 64) would
+   otherwise spend most FMAs on zero rows; each accumulator still sums its k in order, so the
+   bits do not depend on which loop ran. */
+#define KILN_AVX512_ROWS_IN_STEPS_OF_4(K_LOOP, ROW)                                                \
+    if (m <= 4) {                                                                                \
+        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3))                                                      \
+    } else if (m <= 8) {                                                                         \
+        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7))                          \
+    } else {                                                                                     \
+        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11)) \
+    }
+
 /* Prefetch the tile's rows of C when they will be read (accumulate). */
 static inline void kiln_avx512_prefetch_tile(const float *c, size_t ldc, size_t m, const kiln_cpu_gemm_tile *tile)
 {

@@ -34,12 +34,8 @@ void kiln_cpu_bf16_gemm_ukernel_12x32__avx512bf16(size_t kp, const uint32_t *a, 
     }
     if (m == 1) {
         K_LOOP(ROW(0))
-    } else if (m <= 4) {
-        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3))
-    } else if (m <= 8) {
-        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7))
     } else {
-        K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11))
+        KILN_AVX512_ROWS_IN_STEPS_OF_4(K_LOOP, ROW)
     }
 #undef K_LOOP
 #undef ROW
