@@ -35,8 +35,33 @@ static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t
    GEMMs' columns or rows, or with the pixels as the GEMM's rows (one group; filters packed as B). */
 typedef enum conv_strategy { CONV_DEFAULT, CONV_WINOGRAD, CONV_WINOGRAD_ROWS, CONV_PIXEL_ROWS } conv_strategy;
 
-/* residual (Winograd or pixel rows): input 3, of Y's shape, added before the activation. */
-static void test_conv_case(const conv_case *c, conv_strategy strategy, bool residual)
+/* The strategies with the rows as the GEMMs' rows can hold their filters as bf16 pairs
+   (precision bf16): the case then runs on the tables with a bf16 GEMM only, against the f32
+   reference with a tolerance for bf16 operands (8 bits of mantissa on both factors of every
+   product; the Winograd transforms make the factors a few times larger). */
+static void pack_bf16_filters(const table *tb, const float *w, const conv_case *c, bool winograd, int64_t K, tbuf **Wp)
+{
+    uint32_t nr = tb->k->gemm_nr;
+    size_t one = kiln_cpu_pack_b_bf16_size(winograd ? c->C : K, c->M, nr);
+    int64_t halves = (int64_t)((winograd ? 16 : 1) * one / 2);
+    *Wp = tb_new(KILN_DTYPE_BF16, 1, &halves);
+    uint32_t *dst = (*Wp)->t.data;
+    if (!winograd) {
+        kiln_cpu_pack_b_bf16(w, K, c->M, 1, nr, dst);
+        return;
+    }
+    size_t f32_bytes = kiln_cpu_pack_winograd_size(c->M, c->C, nr);
+    float *f32 = malloc(f32_bytes);
+    kiln_cpu_pack_winograd(w, c->M, c->C, nr, f32);
+    for (int pos = 0; pos < 16; pos++)
+        kiln_cpu_panels_to_bf16(f32 + pos * (f32_bytes / 16 / sizeof(float)), c->C, (c->M + nr - 1) / nr, nr,
+                                dst + pos * (one / 4));
+    free(f32);
+}
+
+/* residual (Winograd or pixel rows): input 3, of Y's shape, added before the activation. bf16:
+   filters as bf16 pairs (pixel-rows strategies only). */
+static void test_conv_case_prec(const conv_case *c, conv_strategy strategy, bool residual, bool bf16)
 {
     bool winograd = strategy == CONV_WINOGRAD || strategy == CONV_WINOGRAD_ROWS;
     bool pixel_rows = strategy == CONV_PIXEL_ROWS || strategy == CONV_WINOGRAD_ROWS;
@@ -46,12 +71,12 @@ static void test_conv_case(const conv_case *c, conv_strategy strategy, bool resi
     int64_t cg = c->C / c->group, mg = c->M / c->group, K = cg * c->KH * c->KW;
     bool depthwise = c->group == c->C && c->M == c->C && c->C > 0;
     snprintf(what, sizeof what, "conv N=%lld C=%lld %lldx%lld M=%lld k=%lldx%lld s=%lld,%lld p=%lld,%lld,%lld,%lld "
-             "d=%lld,%lld g=%lld%s%s",
+             "d=%lld,%lld g=%lld%s%s%s",
              (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->M, (long long)c->KH,
              (long long)c->KW, (long long)c->sh, (long long)c->sw, (long long)c->pt, (long long)c->pl,
              (long long)c->pb, (long long)c->pr, (long long)c->dh, (long long)c->dw, (long long)c->group,
              depthwise ? " dw" : winograd ? (pixel_rows ? " winograd rows" : " winograd") : pixel_rows ? " pixel rows" : "",
-             residual ? " + residual" : "");
+             residual ? " + residual" : "", bf16 ? " bf16" : "");
     int64_t nx = c->N * c->C * c->H * c->W, nw = c->M * K, ny = c->N * c->M * OH * OW;
     tbuf *X = tb_f32(nx), *Wraw = tb_f32(nw), *bias = c->bias ? tb_f32(c->M) : NULL, *Y = tb_f32(ny);
     tbuf *R = residual ? tb_f32(ny) : NULL;
@@ -83,9 +108,11 @@ static void test_conv_case(const conv_case *c, conv_strategy strategy, bool resi
 
     for (size_t t = 0; t < n_tables; t++) {
         const table *tb = &tables[t];
-        if (!tb->runnable) continue;
+        if (!tb->runnable || (bf16 && !tb->k->bf16)) continue;
         tbuf *Wp = Wraw;
-        if (winograd) {
+        if (bf16) {
+            pack_bf16_filters(tb, w, c, winograd, K, &Wp);
+        } else if (winograd) {
             uint32_t width = pixel_rows ? tb->k->gemm_nr : tb->k->gemm_mr;
             Wp = tb_f32((int64_t)(kiln_cpu_pack_winograd_size(c->M, c->C, width) / sizeof(float)));
             kiln_cpu_pack_winograd(w, c->M, c->C, width, tb_data(Wp));
@@ -103,10 +130,11 @@ static void test_conv_case(const conv_case *c, conv_strategy strategy, bool resi
                                   .KH = c->KH, .KW = c->KW, .stride_h = c->sh, .stride_w = c->sw, .pad_top = c->pt,
                                   .pad_left = c->pl, .dil_h = c->dh, .dil_w = c->dw, .group = c->group,
                                   .has_bias = (uint8_t)c->bias, .depthwise = depthwise, .winograd = winograd,
-                                  .pixel_rows = pixel_rows, .has_residual = residual, .act = *act};
+                                  .pixel_rows = pixel_rows, .has_residual = residual, .bf16 = bf16, .act = *act};
         tbuf *in[4] = {X, Wp, bias, R}, *out[1] = {Y};
-        if (run_step(tb, KILN_CPU_OP_CONV2D, &p, in, R ? 4 : 3, out, 1, what))
-            check_output(tb, tb_data(Y), ref, ny, SUM_RTOL, sum_atol(K), what);
+        bool ran = run_step(tb, KILN_CPU_OP_CONV2D, &p, in, R ? 4 : 3, out, 1, what);
+        if (ran && bf16) close_enough(tb_data(Y), ref, ny, 1e-2, 0.03 * sqrt((double)K), what, tb->k->isa);
+        else if (ran) check_output(tb, tb_data(Y), ref, ny, SUM_RTOL, sum_atol(K), what);
         if (Wp != Wraw) tb_free(Wp);
     }
     free(ref);
@@ -115,6 +143,11 @@ static void test_conv_case(const conv_case *c, conv_strategy strategy, bool resi
     tb_free(bias);
     tb_free(R);
     tb_free(Y);
+}
+
+static void test_conv_case(const conv_case *c, conv_strategy strategy, bool residual)
+{
+    test_conv_case_prec(c, strategy, residual, false);
 }
 
 static void test_conv(void)
@@ -165,6 +198,7 @@ static void test_conv(void)
             test_conv_case(&winograd[i], CONV_WINOGRAD, residual);
             test_conv_case(&winograd[i], CONV_WINOGRAD_ROWS, residual);
         }
+        test_conv_case_prec(&winograd[i], CONV_WINOGRAD_ROWS, true, true);
     }
     /* Pixels as rows: pixel counts that end in short row panels (49 = 4 x 12 + 1), strides,
        dilation, channels that end in a partial panel, several K blocks, chunks of pixels (1156
@@ -181,8 +215,10 @@ static void test_conv(void)
         {0, 3, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
         {1, 3, 4, 4, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
     };
-    for (size_t i = 0; i < sizeof pixel_rows / sizeof pixel_rows[0]; i++)
+    for (size_t i = 0; i < sizeof pixel_rows / sizeof pixel_rows[0]; i++) {
         for (int residual = 0; residual < 2; residual++) test_conv_case(&pixel_rows[i], CONV_PIXEL_ROWS, residual);
+        test_conv_case_prec(&pixel_rows[i], CONV_PIXEL_ROWS, true, true);
+    }
 }
 
 /* ---- POOL2D ---- */

@@ -162,6 +162,15 @@ static void test_validate_conv_pool(void)
     REJECT("conv pixel rows at a wider NR", KILN_CPU_OP_CONV2D, rows, rin, 3, out, mr, 2 * nr);
     MUTATE("conv pixel rows grouped", KILN_CPU_OP_CONV2D, rows, p_.group = 2, rin, 3, out, mr, nr);
     MUTATE("conv pixel rows flag", KILN_CPU_OP_CONV2D, rows, p_.pixel_rows = 2, rin, 3, out, mr, nr);
+    kiln_cpu_conv_params rows16 = rows;
+    rows16.bf16 = 1;
+    int64_t halves16 = (int64_t)(kiln_cpu_pack_b_bf16_size(36, 6, nr) / 2);
+    tbuf *WB16 = tb_new(KILN_DTYPE_BF16, 1, &halves16), *rin16[3] = {X, WB16, bias};
+    ACCEPT("conv pixel rows, bf16 filters", KILN_CPU_OP_CONV2D, rows16, rin16, 3, out, mr, nr);
+    REJECT("conv pixel rows, bf16 flag on f32 filters", KILN_CPU_OP_CONV2D, rows16, rin, 3, out, mr, nr);
+    MUTATE("conv bf16 without pixel rows", KILN_CPU_OP_CONV2D, rows16, p_.pixel_rows = 0, rin16, 3, out, mr, nr);
+    MUTATE("conv bf16 flag", KILN_CPU_OP_CONV2D, rows16, p_.bf16 = 2, rin16, 3, out, mr, nr);
+    tb_free(WB16);
     kiln_cpu_conv_params wino = rows;
     wino.pixel_rows = 0;
     wino.winograd = 1;

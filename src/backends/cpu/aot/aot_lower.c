@@ -168,14 +168,24 @@ static kiln_status emit_step(aot_lowering *L, size_t k, const aot_step_desc *d, 
     return KILN_OK;
 }
 
-/* Precision bf16: a GEMM's constant B, packed for the target, is stored as bf16 pairs (half the
-   bytes; the bf16 microkernel rounds A to bf16 as it packs it). Everything else stays f32. */
+/* Precision bf16: the weights that are a GEMM's packed B — a GEMM's constant B, the filters of
+   a convolution with pixels (or Winograd tiles) as rows — are stored as bf16 pairs (half the
+   bytes; the bf16 microkernel rounds the other operand to bf16 as it packs it). Everything else
+   stays f32: the convolutions whose filters are A panels, normalisation, activations. */
 static void to_bf16(aot_step_desc *d)
 {
-    if (d->op != KILN_CPU_OP_GEMM || d->params.gemm.b_packed != 1 || d->in[1].form != AOT_FORM_PACK_B) return;
-    d->params.gemm.b_packed = KILN_CPU_PACKED_BF16;
-    d->in[1].form = AOT_FORM_PACK_B_BF16;
-    d->in[1].t.dtype = KILN_DTYPE_BF16;
+    aot_operand *w = &d->in[1];
+    if (d->op == KILN_CPU_OP_GEMM && d->params.gemm.b_packed == 1 && w->form == AOT_FORM_PACK_B) {
+        d->params.gemm.b_packed = KILN_CPU_PACKED_BF16;
+        w->form = AOT_FORM_PACK_B_BF16;
+    } else if (d->op == KILN_CPU_OP_CONV2D && d->params.conv.pixel_rows &&
+               (w->form == AOT_FORM_PACK_B || w->form == AOT_FORM_WINOGRAD_B)) {
+        d->params.conv.bf16 = 1;
+        w->form = w->form == AOT_FORM_PACK_B ? AOT_FORM_PACK_B_BF16 : AOT_FORM_WINOGRAD_B_BF16;
+    } else {
+        return;
+    }
+    w->t.dtype = KILN_DTYPE_BF16;
 }
 
 static kiln_status lower_node(aot_lowering *L, size_t k)

@@ -74,27 +74,51 @@ static size_t packed_size(const aot_operand *w, const kiln_cpu_kernels *k)
     if (w->form == AOT_FORM_PACK_B_BF16) return kiln_cpu_pack_b_bf16_size(w->k, w->n, k->gemm_nr);
     if (w->form == AOT_FORM_WINOGRAD) return kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_mr);
     if (w->form == AOT_FORM_WINOGRAD_B) return kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_nr);
+    if (w->form == AOT_FORM_WINOGRAD_B_BF16) {
+        size_t one = kiln_cpu_pack_b_bf16_size(w->k, w->rows, k->gemm_nr);
+        return one == SIZE_MAX || one > SIZE_MAX / 16 ? SIZE_MAX : 16 * one;
+    }
     return (size_t)w->groups * kiln_cpu_pack_a_size(w->rows, w->k, k->gemm_mr);
 }
 
-static void pack(const aot_operand *w, const kiln_cpu_kernels *k, float *dst)
+/* The Winograd filters for NR as bf16: the f32 panels of every position through
+   kiln_cpu_panels_to_bf16 (the transform itself is the f32 one, rounded once at the end). */
+static kiln_status pack_winograd_bf16(const aot_operand *w, const kiln_cpu_kernels *k, const kiln_allocator *a,
+                                      uint32_t *dst)
+{
+    size_t bytes = kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_nr);
+    KILN_CHECK(bytes != SIZE_MAX, KILN_ERROR_LIMIT);
+    float *f32 = kiln_alloc(a, bytes, 64);
+    KILN_CHECK(f32, KILN_ERROR_OUT_OF_MEMORY);
+    kiln_cpu_pack_winograd(w->t.data, w->rows, w->k, k->gemm_nr, f32);
+    size_t f32_position = bytes / 16 / sizeof(float), bf16_position = kiln_cpu_pack_b_bf16_size(w->k, w->rows, k->gemm_nr) / 4;
+    int64_t panels = (w->rows + k->gemm_nr - 1) / k->gemm_nr;
+    for (size_t pos = 0; pos < 16; pos++)
+        kiln_cpu_panels_to_bf16(f32 + pos * f32_position, w->k, panels, k->gemm_nr, dst + pos * bf16_position);
+    kiln_free(a, f32);
+    return KILN_OK;
+}
+
+static kiln_status pack(const aot_operand *w, const kiln_cpu_kernels *k, const kiln_allocator *a, float *dst)
 {
     const float *src = w->t.data;
+    if (w->form == AOT_FORM_WINOGRAD_B_BF16) return pack_winograd_bf16(w, k, a, (uint32_t *)(void *)dst);
     if (w->form == AOT_FORM_PACK_B) {
         kiln_cpu_pack_b(src, w->k, w->n, w->trans, k->gemm_nr, dst);
-        return;
+        return KILN_OK;
     }
     if (w->form == AOT_FORM_PACK_B_BF16) {
         kiln_cpu_pack_b_bf16(src, w->k, w->n, w->trans, k->gemm_nr, (uint32_t *)(void *)dst);
-        return;
+        return KILN_OK;
     }
     if (w->form == AOT_FORM_WINOGRAD || w->form == AOT_FORM_WINOGRAD_B) {
         kiln_cpu_pack_winograd(src, w->rows, w->k, w->form == AOT_FORM_WINOGRAD ? k->gemm_mr : k->gemm_nr, dst);
-        return;
+        return KILN_OK;
     }
     size_t group_floats = kiln_cpu_pack_a_size(w->rows, w->k, k->gemm_mr) / sizeof(float);
     for (int64_t g = 0; g < w->groups; g++)
         kiln_cpu_pack_a(src + g * w->rows * w->k, w->rows, w->k, 0, k->gemm_mr, dst + (size_t)g * group_floats);
+    return KILN_OK;
 }
 
 /* Store weight tensor w for kernel table k; its block index and stored size out. */
@@ -107,9 +131,14 @@ static kiln_status add_weight(aot_pool *pool, const aot_operand *w, const kiln_c
     }
     KILN_CHECK(k->gemm_mr > 0 && k->gemm_nr > 0, KILN_ERROR_INVALID_ARGUMENT);
     *size = packed_size(w, k);
+    KILN_CHECK(*size != SIZE_MAX, KILN_ERROR_LIMIT);
     float *dst = kiln_alloc(pool->allocator, (size_t)*size, 64);
     KILN_CHECK(dst, KILN_ERROR_OUT_OF_MEMORY);
-    pack(w, k, dst);
+    kiln_status st = pack(w, k, pool->allocator, dst);
+    if (st != KILN_OK) {
+        kiln_free(pool->allocator, dst);
+        return st;
+    }
     return aot_pool_add(pool, dst, (size_t)*size, true, block);
 }
 

@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "backends/cpu/cpu_ops.h"
 #include "kiln/kiln.h"
@@ -88,8 +89,18 @@ void kiln_cpu_pack_b(const float *src, int64_t K, int64_t N, int trans, uint32_t
  * zero past K and past N). The layout the bf16 microkernels' vdpbf16ps reads. */
 size_t kiln_cpu_pack_b_bf16_size(int64_t K, int64_t N, uint32_t nr); /* bytes */
 void kiln_cpu_pack_b_bf16(const float *src, int64_t K, int64_t N, int trans, uint32_t nr, uint32_t *dst);
-/* x rounded to bf16, to nearest even (NaN stays NaN). */
-uint16_t kiln_cpu_f32_to_bf16(float x);
+/* f32 panels of K rows (pack_b or pack_a layout, `panels` of them, `width` wide) as bf16 pair
+ * panels: the layout kiln_cpu_pack_b_bf16 gives (ceil(K/2) rows of words per panel). */
+void kiln_cpu_panels_to_bf16(const float *src, int64_t K, int64_t panels, uint32_t width, uint32_t *dst);
+/* x rounded to bf16, to nearest even (NaN stays NaN); inline, so packing loops vectorise. */
+static inline uint16_t kiln_cpu_f32_to_bf16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x40u); /* NaN: keep it quiet */
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
 size_t kiln_cpu_pack_a_size(int64_t M, int64_t K, uint32_t mr);   /* bytes */
 void kiln_cpu_pack_a(const float *src, int64_t M, int64_t K, int trans, uint32_t mr, float *dst);
 /* Winograd F(2x2, 3x3) filters: src is M x C x 3 x 3; each filter g becomes U = G g G^T (4 x 4,

@@ -11,7 +11,10 @@
  * the bias per column and applies ReLU; the result is transposed into Y by the kit's row packing
  * — or, with a residual, transposed first, then the residual added and the activation applied
  * to the chunk's rows of Y.
- * Workspace per task: [ P: rows x K | T: rows x round_up(M, NR) ] floats, rows a multiple of MR
+ * Precision bf16 (params bf16): W packed as bf16 pairs, P rounded to bf16 pairs by the GEMM
+ * (f32-gemm-driver.c, run_bf16) into S.
+ * Workspace per task: [ P: rows x K | T: rows x round_up(M, NR) | S: rows x ceil(K/2) (bf16) ]
+ * floats, rows a multiple of MR
  * (all the pixels when they fit, so the weights stream once per image); the step may use fewer
  * rows per chunk (one chunk per thread), its P still whole MR panels.
  */
@@ -30,8 +33,11 @@ static int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
 
 static int64_t conv_k(const kiln_cpu_conv_params *p) { return p->C * p->KH * p->KW; }
 
-/* Floats of workspace per row of a chunk. */
-static int64_t floats_per_row(uint32_t nr, const kiln_cpu_conv_params *p) { return conv_k(p) + round_up(p->M, nr); }
+/* Floats of workspace per row of a chunk: P, T and, for bf16 filters, P's rows as bf16 pairs. */
+static int64_t floats_per_row(uint32_t nr, const kiln_cpu_conv_params *p)
+{
+    return conv_k(p) + round_up(p->M, nr) + (p->bf16 ? (conv_k(p) + 1) / 2 : 0);
+}
 
 size_t kiln_cpu_pixel_rows_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2)
 {
@@ -68,6 +74,8 @@ static void rows_task(void *arg, size_t task)
     /* P holds whole MR panels: rows need not be a multiple of MR when the pixels are cut into
        one chunk per thread. */
     float *a = kiln_cpu_task_workspace(j->exec, task), *t = a + round_up(j->rows, kit->mr) * K;
+    float *s = p->bf16 ? t + j->rows * ldt : NULL;
+    const size_t s_bytes = (size_t)(round_up(j->rows, kit->mr) * ((K + 1) / 2)) * sizeof(float);
     int64_t lo, hi, gathered = -1;
     kiln_cpu_split(p->N * j->chunks * j->ranges, j->tasks, task, &lo, &hi);
     for (int64_t item = lo; item < hi; item++) {
@@ -85,8 +93,9 @@ static void rows_task(void *arg, size_t task)
                                j->bias ? j->bias + c0 : NULL, j->res ? (kiln_cpu_act){.kind = KILN_CPU_ACT_NONE} : p->act,
                                0};
         kiln_cpu_operand pa = {a, 0, 0, true};
-        kiln_cpu_operand wb = {j->w + (size_t)(c0 / kit->nr * K * kit->nr), 0, 0, true};
-        kiln_status st = kiln_cpu_gemm_run(kit, live, c1 - c0, K, pa, wb, t + c0, ldt, &e, NULL, 0);
+        kiln_cpu_operand wb = {j->w, 0, 0, p->bf16 ? KILN_CPU_PACKED_BF16 : 1};
+        wb.data += c0 / kit->nr * kiln_cpu_b_panel_words(&wb, K, kit->nr);
+        kiln_status st = kiln_cpu_gemm_run(kit, live, c1 - c0, K, pa, wb, t + c0, ldt, &e, s, s ? s_bytes : 0);
         if (st != KILN_OK) {
             kiln_cpu_record_failure(&j->status, st);
             return;

@@ -14,8 +14,11 @@
  * transposed into M by the kit's row packing. Few tiles fill NR-wide panels poorly (ResNet-18's
  * 14x14 layers: 49 tiles in 64 columns), while the microkernel runs only the rows a panel has,
  * in steps of 4.
- * Workspace per task: [ V: 16 x C x TC | M: 16 x M x TC | T: TC x round_up(M, NR) (rows only) ]
- * floats, TC tiles per chunk (a multiple of NR, or of MR for rows).
+ * Precision bf16 (params bf16, tiles as rows only): U as bf16 pair panels, each V_pos rounded to
+ * bf16 pairs by the GEMM into S.
+ * Workspace per task: [ V: 16 x C x TC | M: 16 x M x TC | T: TC x round_up(M, NR) (rows only) |
+ * S: TC x ceil(C/2) (bf16 only) ] floats, TC tiles per chunk (a multiple of NR, or of MR for
+ * rows).
  */
 #include <stdatomic.h>
 
@@ -28,10 +31,11 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static int64_t tiles_of(const kiln_cpu_conv_params *p) { return ceil_div(p->OH, 2) * ceil_div(p->OW, 2); }
 
-/* Bytes of workspace per tile of a chunk. */
+/* Bytes of workspace per tile of a chunk: V, M, and with the tiles as rows T (plus, for bf16
+   filters, V_pos's row as bf16 pairs). */
 static size_t bytes_per_tile(uint32_t nr, const kiln_cpu_conv_params *p)
 {
-    int64_t t = p->pixel_rows ? ceil_div(p->M, nr) * nr : 0;
+    int64_t t = p->pixel_rows ? ceil_div(p->M, nr) * nr + (p->bf16 ? (p->C + 1) / 2 : 0) : 0;
     return (size_t)(16 * (p->C + p->M) + t) * sizeof(float);
 }
 
@@ -67,17 +71,21 @@ static kiln_status chunk_products(const wino_job *j, const float *v, float *m, f
     const kiln_cpu_conv_params *p = j->p;
     const int64_t C = p->C, M = p->M, tc = j->tc, ldt = ceil_div(M, kit->nr) * kit->nr;
     const uint32_t w = p->pixel_rows ? kit->nr : kit->mr; /* U's panel width */
-    const size_t u_stride = kiln_cpu_pack_a_size(M, C, w) / sizeof(float);
+    const size_t u_bytes = p->bf16 ? kiln_cpu_pack_b_bf16_size(C, M, w) : kiln_cpu_pack_a_size(M, C, w);
+    const size_t u_stride = u_bytes / sizeof(float);
+    float *s = p->bf16 ? t + tc * ldt : NULL;
+    const size_t s_bytes = (size_t)(tc * ((C + 1) / 2)) * sizeof(float);
     const size_t v_stride = (size_t)(C * tc), m_stride = (size_t)(M * tc);
     kiln_cpu_epilogue e = {1.0f, 1.0f, KILN_CPU_BIAS_NONE, NULL, {.kind = KILN_CPU_ACT_NONE}, 0};
     for (int pos = 0; pos < 16; pos++) {
-        const float *u = j->u + pos * u_stride + (size_t)(r0 / w * C * w);
-        kiln_cpu_operand vo = {v + pos * v_stride, 0, 0, true}, uo = {u, 0, 0, true};
+        kiln_cpu_operand vo = {v + pos * v_stride, 0, 0, true}, uo = {j->u + pos * u_stride, 0, 0, true};
+        if (p->bf16) uo.packed = KILN_CPU_PACKED_BF16;
+        uo.data += r0 / w * kiln_cpu_b_panel_words(&uo, C, w);
         kiln_status st;
         if (!p->pixel_rows) {
             st = kiln_cpu_gemm_run(kit, r1 - r0, live, C, uo, vo, m + pos * m_stride + r0 * tc, tc, &e, NULL, 0);
         } else {
-            st = kiln_cpu_gemm_run(kit, live, r1 - r0, C, vo, uo, t + r0, ldt, &e, NULL, 0);
+            st = kiln_cpu_gemm_run(kit, live, r1 - r0, C, vo, uo, t + r0, ldt, &e, s, s ? s_bytes : 0);
             /* T's rows are tiles, M's channels: M_pos[c][jj] = T[jj][c]. */
             if (st == KILN_OK) kit->pack_rows(t + r0, ldt, live, r1 - r0, (uint32_t)tc, m + pos * m_stride + r0 * tc);
         }

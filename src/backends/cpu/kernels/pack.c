@@ -34,19 +34,23 @@ void kiln_cpu_pack_b(const float *src, int64_t K, int64_t N, int trans, uint32_t
     }
 }
 
-uint16_t kiln_cpu_f32_to_bf16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x40u); /* NaN: keep it quiet */
-    u += 0x7FFFu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
 size_t kiln_cpu_pack_b_bf16_size(int64_t K, int64_t N, uint32_t nr)
 {
     /* A pair of bf16 is one float's bytes: the f32 layout of ceil(K / 2) rows. */
     return K < 0 ? SIZE_MAX : panels_bytes(N, (K + 1) / 2, nr);
+}
+
+void kiln_cpu_panels_to_bf16(const float *src, int64_t K, int64_t panels, uint32_t width, uint32_t *dst)
+{
+    for (int64_t p = 0; p < panels; p++, src += K * width) {
+        for (int64_t k = 0; k < K; k += 2) {
+            for (uint32_t j = 0; j < width; j++) {
+                uint32_t lo = kiln_cpu_f32_to_bf16(src[k * width + j]);
+                uint32_t hi = k + 1 < K ? kiln_cpu_f32_to_bf16(src[(k + 1) * width + j]) : 0;
+                *dst++ = lo | hi << 16;
+            }
+        }
+    }
 }
 
 void kiln_cpu_pack_b_bf16(const float *src, int64_t K, int64_t N, int trans, uint32_t nr, uint32_t *dst)

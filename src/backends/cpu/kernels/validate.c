@@ -247,6 +247,11 @@ static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const st
                        p->dil_w == 1 && p->group == 1,
                    BAD);
         KILN_CHECK(!p->pixel_rows || (nr >= 1 && nr <= PANEL_MAX), BAD);
+        if (p->bf16) {
+            size_t one = kiln_cpu_pack_b_bf16_size(p->C, p->M, nr);
+            KILN_CHECK(one != SIZE_MAX && one <= SIZE_MAX / 16, BAD);
+            return need_in(io, 1, KILN_DTYPE_BF16, 16 * one);
+        }
         size_t bytes = kiln_cpu_pack_winograd_size(p->M, p->C, p->pixel_rows ? nr : mr);
         KILN_CHECK(bytes != SIZE_MAX, BAD);
         return need_in(io, 1, KILN_DTYPE_F32, bytes);
@@ -257,9 +262,9 @@ static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const st
         /* The pixels are the rows of a panel the kit's row packing transposes, whose width is a
            uint32. */
         KILN_CHECK(p->group == 1 && nr >= 1 && nr <= PANEL_MAX && p->OH * p->OW <= (int64_t)UINT32_MAX, BAD);
-        size_t bytes = kiln_cpu_pack_b_size(K, p->M, nr);
+        size_t bytes = p->bf16 ? kiln_cpu_pack_b_bf16_size(K, p->M, nr) : kiln_cpu_pack_b_size(K, p->M, nr);
         KILN_CHECK(bytes != SIZE_MAX, BAD);
-        return need_in(io, 1, KILN_DTYPE_F32, bytes);
+        return need_in(io, 1, p->bf16 ? KILN_DTYPE_BF16 : KILN_DTYPE_F32, bytes);
     }
     size_t group_bytes = kiln_cpu_pack_a_size(p->M / p->group, K, mr);
     uint64_t bytes;
@@ -277,6 +282,7 @@ static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *i
     KILN_CHECK(p->C % p->group == 0 && p->M % p->group == 0, BAD);
     KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1 && p->winograd <= 1 && p->pixel_rows <= 1 &&
                    p->depthwise + p->winograd <= 1 && p->depthwise + p->pixel_rows <= 1 && p->has_residual <= 1 &&
+                   p->bf16 <= p->pixel_rows &&
                    (!p->has_residual || ((p->winograd || p->pixel_rows) && p->C >= 1)),
                BAD);
     KILN_TRY(check_act(&p->act));

@@ -59,13 +59,20 @@ static bool step_reads_packed_weight(const kiln_ctx_step *step)
     return false;
 }
 
-/* A GEMM step whose B is packed as bf16 pairs (precision bf16). */
+/* A GEMM step whose B, or a convolution whose filters, are packed as bf16 pairs (precision bf16). */
 static bool step_reads_bf16_weight(const kiln_ctx_step *step)
 {
-    kiln_cpu_gemm_params p;
-    if (step->op != KILN_CPU_OP_GEMM) return false;
-    memcpy(&p, step->params, sizeof p);
-    return p.b_packed == KILN_CPU_PACKED_BF16;
+    if (step->op == KILN_CPU_OP_GEMM) {
+        kiln_cpu_gemm_params p;
+        memcpy(&p, step->params, sizeof p);
+        return p.b_packed == KILN_CPU_PACKED_BF16;
+    }
+    if (step->op == KILN_CPU_OP_CONV2D) {
+        kiln_cpu_conv_params p;
+        memcpy(&p, step->params, sizeof p);
+        return p.bf16 != 0;
+    }
+    return false;
 }
 
 static bool record_has_packed_weights(const kiln_ctxbin *bin, const kiln_ctx_record *r)
