@@ -199,7 +199,9 @@ static bool fuse_residual_add(aot_lowering *L, size_t k, aot_step_desc *conv, in
     int other = n->inputs[0] == *y ? 1 : 0;
     if (n->inputs[1 - other] != *y || n->inputs[other] == *y) return false;
     aot_operand r = add.in[other];
-    const kiln_tensor *t = r.kind == AOT_OPERAND_WEIGHT ? &r.t : r.kind == AOT_OPERAND_VALUE ? &L->g->values[n->inputs[other]].t : NULL;
+    const kiln_tensor *t = r.kind == AOT_OPERAND_WEIGHT  ? &r.t
+                           : r.kind == AOT_OPERAND_VALUE ? &L->g->values[n->inputs[other]].t
+                                                         : NULL;
     if (!t || !aot_is_f32(t) || (r.kind == AOT_OPERAND_VALUE && !L->ready[n->inputs[other]]) ||
         !same_shape_tensor(t, &L->g->values[*y].t))
         return false;

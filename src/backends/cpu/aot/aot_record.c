@@ -91,7 +91,8 @@ static kiln_status pack_winograd_bf16(const aot_operand *w, const kiln_cpu_kerne
     float *f32 = kiln_alloc(a, bytes, 64);
     KILN_CHECK(f32, KILN_ERROR_OUT_OF_MEMORY);
     kiln_cpu_pack_winograd(w->t.data, w->rows, w->k, k->gemm_nr, f32);
-    size_t f32_position = bytes / 16 / sizeof(float), bf16_position = kiln_cpu_pack_b_bf16_size(w->k, w->rows, k->gemm_nr) / 4;
+    size_t f32_position = bytes / 16 / sizeof(float);
+    size_t bf16_position = kiln_cpu_pack_b_bf16_size(w->k, w->rows, k->gemm_nr) / sizeof(uint32_t);
     int64_t panels = (w->rows + k->gemm_nr - 1) / k->gemm_nr;
     for (size_t pos = 0; pos < 16; pos++)
         kiln_cpu_panels_to_bf16(f32 + pos * f32_position, w->k, panels, k->gemm_nr, dst + pos * bf16_position);

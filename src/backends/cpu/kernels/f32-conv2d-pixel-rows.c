@@ -89,9 +89,10 @@ static void rows_task(void *arg, size_t task)
         }
         kiln_cpu_split_aligned(p->M, kit->nr, (size_t)j->ranges, (size_t)(item % j->ranges), &c0, &c1);
         if (c0 == c1) continue;
+        /* With a residual the activation waits for it (after the transposition). */
+        kiln_cpu_act act = j->res ? (kiln_cpu_act){.kind = KILN_CPU_ACT_NONE} : p->act;
         kiln_cpu_epilogue e = {1.0f, 1.0f, j->bias ? KILN_CPU_BIAS_PER_COL : KILN_CPU_BIAS_NONE,
-                               j->bias ? j->bias + c0 : NULL, j->res ? (kiln_cpu_act){.kind = KILN_CPU_ACT_NONE} : p->act,
-                               0};
+                               j->bias ? j->bias + c0 : NULL, act, 0};
         kiln_cpu_operand pa = {a, 0, 0, true};
         kiln_cpu_operand wb = {j->w, 0, 0, p->bf16 ? KILN_CPU_PACKED_BF16 : 1};
         wb.data += c0 / kit->nr * kiln_cpu_b_panel_words(&wb, K, kit->nr);

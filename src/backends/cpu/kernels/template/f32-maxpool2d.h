@@ -91,7 +91,8 @@ void KILN_CPU_ISA(f32_maxpool2d)(const kiln_cpu_pool_params *p, const float *x, 
             inside = inside && lanes[kw].full;
         }
         for (int64_t oh = oh_lo; oh < oh_hi; oh++) {
-            vf v = inside ? maxpool_vector_inside(p, x, oh, ow0, t) : maxpool_vector(p, x, cached ? lanes : NULL, oh, ow0, t);
+            vf v = inside ? maxpool_vector_inside(p, x, oh, ow0, t)
+                          : maxpool_vector(p, x, cached ? lanes : NULL, oh, ow0, t);
             win_store(y + oh * p->OW + ow0, v, t);
         }
     }
