@@ -35,32 +35,34 @@ static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t
    GEMMs' columns or rows, or with the pixels as the GEMM's rows (one group; filters packed as B). */
 typedef enum conv_strategy { CONV_DEFAULT, CONV_WINOGRAD, CONV_WINOGRAD_ROWS, CONV_PIXEL_ROWS } conv_strategy;
 
-/* The strategies with the rows as the GEMMs' rows can hold their filters as bf16 pairs
-   (precision bf16): the case then runs on the tables with a bf16 GEMM only, against the f32
-   reference with a tolerance for bf16 operands (8 bits of mantissa on both factors of every
-   product; the Winograd transforms make the factors a few times larger). */
-static void pack_bf16_filters(const table *tb, const float *w, const conv_case *c, bool winograd, int64_t K, tbuf **Wp)
+/* Filters as bf16 pairs (precision bf16): the case then runs on the tables with a bf16 GEMM only,
+   against the f32 reference with a tolerance for bf16 operands (8 bits of mantissa on both
+   factors of every product; the Winograd transforms make the factors a few times larger). */
+static void pack_bf16_filters(const table *tb, const float *w, const conv_case *c, bool winograd, bool pixel_rows,
+                              int64_t K, tbuf **Wp)
 {
-    uint32_t nr = tb->k->gemm_nr;
-    size_t one = kiln_cpu_pack_b_bf16_size(winograd ? c->C : K, c->M, nr);
-    int64_t halves = (int64_t)((winograd ? 16 : 1) * one / 2);
+    uint32_t width = pixel_rows ? tb->k->gemm_nr : tb->k->gemm_mr;
+    int64_t rows = c->M / c->group, k = winograd ? c->C : K, sets = winograd ? 16 : c->group;
+    size_t one = kiln_cpu_pack_b_bf16_size(k, rows, width);
+    int64_t halves = (int64_t)((size_t)sets * one / 2);
     *Wp = tb_new(KILN_DTYPE_BF16, 1, &halves);
     uint32_t *dst = (*Wp)->t.data;
-    if (!winograd) {
-        kiln_cpu_pack_b_bf16(w, K, c->M, 1, nr, dst);
+    if (pixel_rows && !winograd) {
+        kiln_cpu_pack_b_bf16(w, K, c->M, 1, width, dst);
         return;
     }
-    size_t f32_bytes = kiln_cpu_pack_winograd_size(c->M, c->C, nr);
-    float *f32 = malloc(f32_bytes);
-    kiln_cpu_pack_winograd(w, c->M, c->C, nr, f32);
-    for (int pos = 0; pos < 16; pos++)
-        kiln_cpu_panels_to_bf16(f32 + pos * (f32_bytes / 16 / sizeof(float)), c->C, (c->M + nr - 1) / nr, nr,
-                                dst + pos * (one / 4));
+    size_t f32_set = (winograd ? kiln_cpu_pack_winograd_size(rows, k, width) / 16 : kiln_cpu_pack_a_size(rows, k, width)) /
+                     sizeof(float);
+    float *f32 = malloc(f32_set * (size_t)sets * sizeof(float));
+    if (winograd) kiln_cpu_pack_winograd(w, rows, k, width, f32);
+    for (int64_t g = 0; !winograd && g < sets; g++) kiln_cpu_pack_a(w + g * rows * k, rows, k, 0, width, f32 + g * f32_set);
+    for (int64_t set = 0; set < sets; set++)
+        kiln_cpu_panels_to_bf16(f32 + set * f32_set, k, (rows + width - 1) / width, width, dst + set * (one / 4));
     free(f32);
 }
 
 /* residual (Winograd or pixel rows): input 3, of Y's shape, added before the activation. bf16:
-   filters as bf16 pairs (pixel-rows strategies only). */
+   filters as bf16 pairs (not for depthwise or pointwise cases). */
 static void test_conv_case_prec(const conv_case *c, conv_strategy strategy, bool residual, bool bf16)
 {
     bool winograd = strategy == CONV_WINOGRAD || strategy == CONV_WINOGRAD_ROWS;
@@ -111,7 +113,7 @@ static void test_conv_case_prec(const conv_case *c, conv_strategy strategy, bool
         if (!tb->runnable || (bf16 && !tb->k->bf16)) continue;
         tbuf *Wp = Wraw;
         if (bf16) {
-            pack_bf16_filters(tb, w, c, winograd, K, &Wp);
+            pack_bf16_filters(tb, w, c, winograd, pixel_rows, K, &Wp);
         } else if (winograd) {
             uint32_t width = pixel_rows ? tb->k->gemm_nr : tb->k->gemm_mr;
             Wp = tb_f32((int64_t)(kiln_cpu_pack_winograd_size(c->M, c->C, width) / sizeof(float)));
@@ -173,13 +175,20 @@ static void test_conv(void)
         {1, 3, 6, 37, 3, 3, 3, 1, 2, 1, 17, 1, 17, 1, 1, 3, 1, 2},  /* depthwise stride 2, pads past a vector */
         {1, 2, 9, 112, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1},   /* depthwise 3x3, 112-wide rows */
         {1, 2, 3, 3, 4, 2, 2, 1, 1, 3, 3, 3, 3, 1, 1, 1, 1, 1},    /* pads past the kernel */
-        {1, 32, 20, 20, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* K = 288: two K blocks on avx512 */
-        {1, 64, 7, 6, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5},   /* K = 576: several on every table */
+        {1, 32, 20, 20, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* K = 288 */
+        {1, 64, 7, 6, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5},   /* K = 576 */
+        {1, 130, 6, 5, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* K = 1170: two K blocks (kc <= 1024) */
         {0, 3, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* no images */
         {1, 3, 2, 2, 4, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0},    /* window larger than input: 0 x 0 */
         {1, 3, 4, 4, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* no output channels */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv_case(&cases[i], CONV_DEFAULT, false);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const conv_case *c = &cases[i];
+        test_conv_case(c, CONV_DEFAULT, false);
+        bool depthwise = c->group == c->C && c->M == c->C && c->C > 0;
+        bool pointwise = c->KH == 1 && c->KW == 1 && c->sh == 1 && c->sw == 1 && c->pt + c->pl + c->pb + c->pr == 0;
+        if (!depthwise && !pointwise) test_conv_case_prec(c, CONV_DEFAULT, false, true);
+    }
     /* Winograd F(2x2, 3x3): odd and even output sizes (partial tiles), pads 0 to 2, tile rows
        wider than a vector and than a V panel, chunks of tiles and row ranges, every activation. */
     static const conv_case winograd[] = {
@@ -190,7 +199,8 @@ static void test_conv(void)
         {1, 6, 5, 11, 7, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 3},
         {1, 8, 3, 75, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4},  /* tile rows of 38 */
         {1, 16, 28, 28, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 196 tiles */
-        {2, 64, 7, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5},  /* 16 tiles, K blocks, ranges */
+        {2, 64, 7, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5},  /* 16 tiles, ranges */
+        {1, 1040, 4, 4, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* K = C = 1040: two K blocks */
         {1, 3, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* 1x1 output: one partial tile */
     };
     for (size_t i = 0; i < sizeof winograd / sizeof winograd[0]; i++) {
@@ -199,9 +209,10 @@ static void test_conv(void)
             test_conv_case(&winograd[i], CONV_WINOGRAD_ROWS, residual);
         }
         test_conv_case_prec(&winograd[i], CONV_WINOGRAD_ROWS, true, true);
+        test_conv_case_prec(&winograd[i], CONV_WINOGRAD, true, true);
     }
     /* Pixels as rows: pixel counts that end in short row panels (49 = 4 x 12 + 1), strides,
-       dilation, channels that end in a partial panel, several K blocks, chunks of pixels (1156
+       dilation, channels that end in a partial panel, two K blocks, chunks of pixels (1156
        of them; on the smallest workspace every table's chunk is one MR panel), two images, a
        1x1 filter, activations fused and not. */
     static const conv_case pixel_rows[] = {
@@ -212,6 +223,7 @@ static void test_conv(void)
         {1, 5, 3, 3, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0},
         {1, 64, 34, 34, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2},
         {1, 3, 10, 10, 64, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 1},
+        {1, 120, 6, 6, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* K = 1080: two K blocks */
         {0, 3, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
         {1, 3, 4, 4, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
     };

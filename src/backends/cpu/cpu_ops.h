@@ -109,10 +109,10 @@ typedef struct kiln_cpu_conv_params {
     uint8_t has_residual;           /* Winograd or pixel_rows only: input 3, a tensor of Y's
                                        shape added before the activation,
                                        y = act(conv + bias + residual) */
-    uint8_t bf16;                   /* pixel_rows only (precision bf16): W as bf16 pairs, a BF16
-                                       tensor — kiln_cpu_pack_b_bf16(W, C*KH*KW, M, trans = 1), or
-                                       with winograd the NR-wide U panels of each position through
-                                       kiln_cpu_panels_to_bf16 */
+    uint8_t bf16;                   /* precision bf16, not depthwise nor pointwise: W as bf16
+                                       pairs, a BF16 tensor — the f32 form's panels (B panels with
+                                       pixel_rows, A panels per group otherwise; Winograd's 16
+                                       positions) through kiln_cpu_panels_to_bf16 */
     uint8_t reserved[2];
     kiln_cpu_act act;
 } kiln_cpu_conv_params;

@@ -168,20 +168,32 @@ static kiln_status emit_step(aot_lowering *L, size_t k, const aot_step_desc *d, 
     return KILN_OK;
 }
 
-/* Precision bf16: the weights that are a GEMM's packed B — a GEMM's constant B, the filters of
-   a convolution with pixels (or Winograd tiles) as rows — are stored as bf16 pairs (half the
-   bytes; the bf16 microkernel rounds the other operand to bf16 as it packs it). Everything else
-   stays f32: the convolutions whose filters are A panels, normalisation, activations. */
+/* A convolution whose input planes are its GEMM's B as they are (f32-conv2d-driver.c): no bf16
+   path. */
+static bool pointwise(const kiln_cpu_conv_params *p)
+{
+    return p->KH == 1 && p->KW == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
+           p->pad_left == 0 && p->OH == p->H && p->OW == p->W;
+}
+
+/* Precision bf16: packed weights — a GEMM's constant B, the filters of convolutions (but
+   depthwise and pointwise ones) — are stored as bf16 pairs (half the bytes; the bf16 microkernel
+   rounds the other operand to bf16 as it packs it). Everything else stays f32: depthwise and
+   pointwise convolutions, normalisation, activations. */
 static void to_bf16(aot_step_desc *d)
 {
     aot_operand *w = &d->in[1];
     if (d->op == KILN_CPU_OP_GEMM && d->params.gemm.b_packed == 1 && w->form == AOT_FORM_PACK_B) {
         d->params.gemm.b_packed = KILN_CPU_PACKED_BF16;
         w->form = AOT_FORM_PACK_B_BF16;
-    } else if (d->op == KILN_CPU_OP_CONV2D && d->params.conv.pixel_rows &&
-               (w->form == AOT_FORM_PACK_B || w->form == AOT_FORM_WINOGRAD_B)) {
+    } else if (d->op == KILN_CPU_OP_CONV2D && !d->params.conv.depthwise && !pointwise(&d->params.conv) &&
+               (w->form == AOT_FORM_PACK_B || w->form == AOT_FORM_WINOGRAD_B || w->form == AOT_FORM_PACK_A ||
+                w->form == AOT_FORM_WINOGRAD)) {
         d->params.conv.bf16 = 1;
-        w->form = w->form == AOT_FORM_PACK_B ? AOT_FORM_PACK_B_BF16 : AOT_FORM_WINOGRAD_B_BF16;
+        w->form = w->form == AOT_FORM_PACK_B       ? AOT_FORM_PACK_B_BF16
+                  : w->form == AOT_FORM_WINOGRAD_B ? AOT_FORM_WINOGRAD_B_BF16
+                  : w->form == AOT_FORM_PACK_A     ? AOT_FORM_PACK_A_BF16
+                                                   : AOT_FORM_WINOGRAD_BF16;
     } else {
         return;
     }

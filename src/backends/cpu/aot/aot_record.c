@@ -74,28 +74,37 @@ static size_t packed_size(const aot_operand *w, const kiln_cpu_kernels *k)
     if (w->form == AOT_FORM_PACK_B_BF16) return kiln_cpu_pack_b_bf16_size(w->k, w->n, k->gemm_nr);
     if (w->form == AOT_FORM_WINOGRAD) return kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_mr);
     if (w->form == AOT_FORM_WINOGRAD_B) return kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_nr);
-    if (w->form == AOT_FORM_WINOGRAD_B_BF16) {
-        size_t one = kiln_cpu_pack_b_bf16_size(w->k, w->rows, k->gemm_nr);
+    if (w->form == AOT_FORM_WINOGRAD_B_BF16 || w->form == AOT_FORM_WINOGRAD_BF16) {
+        size_t one = kiln_cpu_pack_b_bf16_size(w->k, w->rows, w->form == AOT_FORM_WINOGRAD_BF16 ? k->gemm_mr : k->gemm_nr);
         return one == SIZE_MAX || one > SIZE_MAX / 16 ? SIZE_MAX : 16 * one;
+    }
+    if (w->form == AOT_FORM_PACK_A_BF16) {
+        size_t one = kiln_cpu_pack_b_bf16_size(w->k, w->rows, k->gemm_mr);
+        return one == SIZE_MAX || one > SIZE_MAX / (size_t)w->groups ? SIZE_MAX : (size_t)w->groups * one;
     }
     return (size_t)w->groups * kiln_cpu_pack_a_size(w->rows, w->k, k->gemm_mr);
 }
 
-/* The Winograd filters for NR as bf16: the f32 panels of every position through
-   kiln_cpu_panels_to_bf16 (the transform itself is the f32 one, rounded once at the end). */
-static kiln_status pack_winograd_bf16(const aot_operand *w, const kiln_cpu_kernels *k, const kiln_allocator *a,
-                                      uint32_t *dst)
+/* Filters in bf16 (precision bf16): their f32 panels — the Winograd transform's 16 positions,
+   or a convolution's groups of A panels — packed as usual, then each set of panels of `width`
+   through kiln_cpu_panels_to_bf16 (the arithmetic is the f32 one, rounded once at the end). */
+static kiln_status pack_filters_bf16(const aot_operand *w, bool winograd, uint32_t width, const kiln_allocator *a,
+                                     uint32_t *dst)
 {
-    size_t bytes = kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_nr);
-    KILN_CHECK(bytes != SIZE_MAX, KILN_ERROR_LIMIT);
+    int64_t sets = winograd ? 16 : w->groups;
+    size_t bytes = winograd ? kiln_cpu_pack_winograd_size(w->rows, w->k, width)
+                            : (size_t)sets * kiln_cpu_pack_a_size(w->rows, w->k, width);
+    KILN_CHECK(bytes != SIZE_MAX && bytes > 0, KILN_ERROR_LIMIT);
     float *f32 = kiln_alloc(a, bytes, 64);
     KILN_CHECK(f32, KILN_ERROR_OUT_OF_MEMORY);
-    kiln_cpu_pack_winograd(w->t.data, w->rows, w->k, k->gemm_nr, f32);
-    size_t f32_position = bytes / 16 / sizeof(float);
-    size_t bf16_position = kiln_cpu_pack_b_bf16_size(w->k, w->rows, k->gemm_nr) / sizeof(uint32_t);
-    int64_t panels = (w->rows + k->gemm_nr - 1) / k->gemm_nr;
-    for (size_t pos = 0; pos < 16; pos++)
-        kiln_cpu_panels_to_bf16(f32 + pos * f32_position, w->k, panels, k->gemm_nr, dst + pos * bf16_position);
+    size_t f32_set = bytes / (size_t)sets / sizeof(float);
+    if (winograd) kiln_cpu_pack_winograd(w->t.data, w->rows, w->k, width, f32);
+    for (int64_t g = 0; !winograd && g < sets; g++)
+        kiln_cpu_pack_a((const float *)w->t.data + g * w->rows * w->k, w->rows, w->k, 0, width, f32 + (size_t)g * f32_set);
+    size_t bf16_set = kiln_cpu_pack_b_bf16_size(w->k, w->rows, width) / sizeof(uint32_t);
+    int64_t panels = (w->rows + width - 1) / width;
+    for (int64_t s = 0; s < sets; s++)
+        kiln_cpu_panels_to_bf16(f32 + (size_t)s * f32_set, w->k, panels, width, dst + (size_t)s * bf16_set);
     kiln_free(a, f32);
     return KILN_OK;
 }
@@ -103,7 +112,9 @@ static kiln_status pack_winograd_bf16(const aot_operand *w, const kiln_cpu_kerne
 static kiln_status pack(const aot_operand *w, const kiln_cpu_kernels *k, const kiln_allocator *a, float *dst)
 {
     const float *src = w->t.data;
-    if (w->form == AOT_FORM_WINOGRAD_B_BF16) return pack_winograd_bf16(w, k, a, (uint32_t *)(void *)dst);
+    if (w->form == AOT_FORM_WINOGRAD_B_BF16) return pack_filters_bf16(w, true, k->gemm_nr, a, (uint32_t *)(void *)dst);
+    if (w->form == AOT_FORM_WINOGRAD_BF16) return pack_filters_bf16(w, true, k->gemm_mr, a, (uint32_t *)(void *)dst);
+    if (w->form == AOT_FORM_PACK_A_BF16) return pack_filters_bf16(w, false, k->gemm_mr, a, (uint32_t *)(void *)dst);
     if (w->form == AOT_FORM_PACK_B) {
         kiln_cpu_pack_b(src, w->k, w->n, w->trans, k->gemm_nr, dst);
         return KILN_OK;

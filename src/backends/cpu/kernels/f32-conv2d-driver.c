@@ -47,6 +47,25 @@ bool kiln_cpu_conv_is_pointwise(const kiln_cpu_conv_params *p)
 
 static int64_t conv_k(const kiln_cpu_conv_params *p) { return p->C / p->group * p->KH * p->KW; }
 
+/* Workspace floats per im2col column: the K gathered values and, with bf16 filters, their
+   bf16 pairs for the GEMM (f32-gemm-driver.c, run_bf16_a). */
+static int64_t floats_per_col(const kiln_cpu_conv_params *p)
+{
+    return conv_k(p) + (p->bf16 ? (conv_k(p) + 1) / 2 : 0);
+}
+
+/* Floats of group g's packed filters, and of one MR panel of them: f32 K-row panels, or bf16
+   pair panels (ceil(K/2) rows of words). */
+static size_t filter_group_floats(const kiln_cpu_conv_params *p, int64_t K, uint32_t mr)
+{
+    size_t bytes = p->bf16 ? kiln_cpu_pack_b_bf16_size(K, p->M / p->group, mr) : kiln_cpu_pack_a_size(p->M / p->group, K, mr);
+    return bytes / sizeof(float);
+}
+static int64_t filter_panel_floats(const kiln_cpu_conv_params *p, int64_t K, uint32_t mr)
+{
+    return (p->bf16 ? (K + 1) / 2 : K) * (int64_t)mr;
+}
+
 size_t kiln_cpu_conv_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2)
 {
     int64_t pixels = p->OH * p->OW, K = conv_k(p);
@@ -56,7 +75,7 @@ size_t kiln_cpu_conv_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_par
     if (kiln_cpu_conv_is_pointwise(p)) return kiln_cpu_gemm_workspace(mr, nr, p->M / p->group, pixels, K, true, false, l2);
     int64_t cols = (int64_t)(l2 / 2 / ((size_t)K * sizeof(float))) / nr * nr;
     cols = cols < (int64_t)nr ? (int64_t)nr : min64(cols, round_up(pixels, nr));
-    return (size_t)(K * cols) * sizeof(float);
+    return (size_t)(floats_per_col(p) * cols) * sizeof(float);
 }
 
 /* ---- im2col strategy: tasks over (image, group, pixel chunk, row range) ---- */
@@ -119,8 +138,12 @@ static void im2col_task(void *arg, size_t task)
     const kiln_cpu_conv_params *p = j->p;
     int64_t pixels = p->OH * p->OW, K = conv_k(p), mg = p->M / p->group, cg = p->C / p->group;
     int64_t per_image = j->cut.chunks * j->cut.tm, lo, hi, gathered = -1;
-    size_t w_group = kiln_cpu_pack_a_size(mg, K, kit->mr) / sizeof(float);
+    size_t w_group = filter_group_floats(p, K, kit->mr);
     float *buf = kiln_cpu_task_workspace(j->exec, task);
+    /* bf16 filters: the chunk's bf16 pairs after its f32 columns (run_bf16_a). */
+    const int64_t cols = j->cut.panels * kit->nr;
+    float *pairs = p->bf16 ? buf + K * cols : NULL;
+    const size_t pairs_bytes = (size_t)((K + 1) / 2 * cols) * sizeof(float);
     kiln_cpu_split(p->N * p->group * per_image, j->cut.tasks, task, &lo, &hi);
     for (int64_t item = lo; item < hi; item++) {
         int64_t image = item / per_image, chunk = item % per_image / j->cut.tm, range = item % j->cut.tm;
@@ -137,10 +160,11 @@ static void im2col_task(void *arg, size_t task)
         if (r0 == r1) continue;
         kiln_cpu_epilogue e = {1.0f, 1.0f, j->bias ? KILN_CPU_BIAS_PER_ROW : KILN_CPU_BIAS_NONE,
                                j->bias ? j->bias + g * mg + r0 : NULL, p->act, 0};
-        kiln_cpu_operand a = {j->w + (size_t)g * w_group + (size_t)(r0 / kit->mr * K * kit->mr), 0, 0, true};
+        kiln_cpu_operand a = {j->w + (size_t)g * w_group + (size_t)(r0 / kit->mr * filter_panel_floats(p, K, kit->mr)),
+                              0, 0, p->bf16 ? KILN_CPU_PACKED_BF16 : 1};
         kiln_cpu_operand b = {buf, 0, 0, true};
         float *y = j->y + (n * p->M + g * mg + r0) * pixels + pix0;
-        kiln_status st = kiln_cpu_gemm_run(kit, r1 - r0, live, K, a, b, y, pixels, &e, NULL, 0);
+        kiln_status st = kiln_cpu_gemm_run(kit, r1 - r0, live, K, a, b, y, pixels, &e, pairs, pairs ? pairs_bytes : 0);
         if (st != KILN_OK) {
             kiln_cpu_record_failure(&j->status, st);
             return;
@@ -206,7 +230,7 @@ kiln_status kiln_cpu_conv2d_step(const kiln_cpu_kit *kit, const void *params, co
         return kiln_cpu_pixel_rows_step(kit, p, j.x, j.w, j.bias, p->has_residual ? in[3]->data : NULL, j.y, exec);
     /* With K == 0 the GEMM only writes the bias: nothing to gather. */
     if (kiln_cpu_conv_is_pointwise(p) || K == 0) return kiln_cpu_gemm_batch(kit, p->N * p->group, pointwise_problem, &j, exec);
-    int64_t ws_panels = (int64_t)(exec->workspace_size / ((size_t)(K * kit->nr) * sizeof(float)));
+    int64_t ws_panels = (int64_t)(exec->workspace_size / ((size_t)(floats_per_col(p) * kit->nr) * sizeof(float)));
     if (ws_panels < 1) return KILN_ERROR_INVALID_ARGUMENT;
     size_t max_tasks = kiln_cpu_task_count(exec, work_units(p->N * p->M * pixels, K), CONV_GRAIN, true);
     j.cut = choose_im2col_cut(kit, p, ws_panels, max_tasks);

@@ -14,8 +14,8 @@
  * transposed into M by the kit's row packing. Few tiles fill NR-wide panels poorly (ResNet-18's
  * 14x14 layers: 49 tiles in 64 columns), while the microkernel runs only the rows a panel has,
  * in steps of 4.
- * Precision bf16 (params bf16, tiles as rows only): U as bf16 pair panels, each V_pos rounded to
- * bf16 pairs by the GEMM into S.
+ * Precision bf16 (params bf16): U as bf16 pair panels (for NR with the tiles as rows, else for
+ * MR), each V_pos rounded to bf16 pairs by the GEMM into S.
  * Workspace per task: [ V: 16 x C x TC | M: 16 x M x TC | T: TC x round_up(M, NR) (rows only) |
  * S: TC x ceil(C/2) (bf16 only) ] floats, TC tiles per chunk (a multiple of NR, or of MR for
  * rows).
@@ -35,8 +35,8 @@ static int64_t tiles_of(const kiln_cpu_conv_params *p) { return ceil_div(p->OH, 
    filters, V_pos's row as bf16 pairs). */
 static size_t bytes_per_tile(uint32_t nr, const kiln_cpu_conv_params *p)
 {
-    int64_t t = p->pixel_rows ? ceil_div(p->M, nr) * nr + (p->bf16 ? (p->C + 1) / 2 : 0) : 0;
-    return (size_t)(16 * (p->C + p->M) + t) * sizeof(float);
+    int64_t t = p->pixel_rows ? ceil_div(p->M, nr) * nr : 0, s = p->bf16 ? (p->C + 1) / 2 : 0;
+    return (size_t)(16 * (p->C + p->M) + t + s) * sizeof(float);
 }
 
 /* The tile panel width: V's panels of tiles are NR columns, or MR rows. */
@@ -63,9 +63,10 @@ typedef struct wino_job {
     atomic_int status;
 } wino_job;
 
-/* The 16 products of a chunk for output channels [r0, r1), into M. */
-static kiln_status chunk_products(const wino_job *j, const float *v, float *m, float *t, int64_t live, int64_t r0,
-                                  int64_t r1)
+/* The 16 products of a chunk for output channels [r0, r1), into M (through T with the tiles as
+   rows; S: V_pos as bf16 pairs, for bf16 filters). */
+static kiln_status chunk_products(const wino_job *j, const float *v, float *m, float *t, float *s, int64_t live,
+                                  int64_t r0, int64_t r1)
 {
     const kiln_cpu_kit *kit = j->kit;
     const kiln_cpu_conv_params *p = j->p;
@@ -73,7 +74,6 @@ static kiln_status chunk_products(const wino_job *j, const float *v, float *m, f
     const uint32_t w = p->pixel_rows ? kit->nr : kit->mr; /* U's panel width */
     const size_t u_bytes = p->bf16 ? kiln_cpu_pack_b_bf16_size(C, M, w) : kiln_cpu_pack_a_size(M, C, w);
     const size_t u_stride = u_bytes / sizeof(float);
-    float *s = p->bf16 ? t + tc * ldt : NULL;
     const size_t s_bytes = (size_t)(tc * ((C + 1) / 2)) * sizeof(float);
     const size_t v_stride = (size_t)(C * tc), m_stride = (size_t)(M * tc);
     kiln_cpu_epilogue e = {1.0f, 1.0f, KILN_CPU_BIAS_NONE, NULL, {.kind = KILN_CPU_ACT_NONE}, 0};
@@ -83,7 +83,8 @@ static kiln_status chunk_products(const wino_job *j, const float *v, float *m, f
         uo.data += r0 / w * kiln_cpu_b_panel_words(&uo, C, w);
         kiln_status st;
         if (!p->pixel_rows) {
-            st = kiln_cpu_gemm_run(kit, r1 - r0, live, C, uo, vo, m + pos * m_stride + r0 * tc, tc, &e, NULL, 0);
+            st = kiln_cpu_gemm_run(kit, r1 - r0, live, C, uo, vo, m + pos * m_stride + r0 * tc, tc, &e, s,
+                                   s ? s_bytes : 0);
         } else {
             st = kiln_cpu_gemm_run(kit, live, r1 - r0, C, vo, uo, t + r0, ldt, &e, s, s ? s_bytes : 0);
             /* T's rows are tiles, M's channels: M_pos[c][jj] = T[jj][c]. */
@@ -101,6 +102,7 @@ static void wino_task(void *arg, size_t task)
     const kiln_cpu_conv_params *p = j->p;
     const int64_t tiles = tiles_of(p), C = p->C, M = p->M, tc = j->tc;
     float *v = kiln_cpu_task_workspace(j->exec, task), *m = v + 16 * C * tc, *t = m + 16 * M * tc;
+    float *s = p->bf16 ? t + (p->pixel_rows ? tc * ceil_div(M, kit->nr) * kit->nr : 0) : NULL;
     int64_t lo, hi, transformed = -1;
     kiln_cpu_split(p->N * j->chunks * j->ranges, j->tasks, task, &lo, &hi);
     for (int64_t item = lo; item < hi; item++) {
@@ -112,7 +114,7 @@ static void wino_task(void *arg, size_t task)
         }
         kiln_cpu_split_aligned(M, j->channel_unit, (size_t)j->ranges, (size_t)(item % j->ranges), &r0, &r1);
         if (r0 == r1) continue;
-        kiln_status st = chunk_products(j, v, m, t, live, r0, r1);
+        kiln_status st = chunk_products(j, v, m, t, s, live, r0, r1);
         if (st != KILN_OK) {
             kiln_cpu_record_failure(&j->status, st);
             return;

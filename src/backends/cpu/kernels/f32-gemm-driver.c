@@ -338,6 +338,45 @@ static kiln_status run_bf16(const gemm_ctx *g, void *workspace, size_t workspace
     return KILN_OK;
 }
 
+/* A packed ahead of time as bf16 pairs (convolution filters, precision bf16) against B in f32
+   panels (an im2col chunk, a Winograd V): each K block of B is rounded to bf16 pairs a strip of
+   panels at a time into the workspace, where every MR panel of A meets it, as in run_bf16. */
+static kiln_status run_bf16_a(const gemm_ctx *g, void *workspace, size_t workspace_size)
+{
+    const kiln_cpu_kit *kit = g->kit;
+    if (!kit->gemm_bf16 || g->b.packed != 1 || !workspace) return KILN_ERROR_INVALID_ARGUMENT;
+    const int64_t pairs = (g->K + 1) / 2, kcp = (g->plan.kc + 1) / 2;
+    const uint32_t *a = (const uint32_t *)(const void *)g->a.data;
+    const int64_t cap = (int64_t)(workspace_size / ((size_t)kcp * sizeof(uint32_t))) / kit->nr * kit->nr;
+    if (cap < (int64_t)kit->nr) return KILN_ERROR_INVALID_ARGUMENT;
+    uint32_t *bbuf = workspace;
+    for (int64_t pc = 0; pc < pairs; pc += kcp) {
+        int64_t kp = min64(kcp, pairs - pc), k_rows = min64(2 * kp, g->K - 2 * pc);
+        bool first = pc == 0, last = pc + kp == pairs;
+        int64_t js_cols = min64(cap, B_STRIP_BYTES / (kp * (int64_t)sizeof(uint32_t)) / kit->nr * kit->nr);
+        if (js_cols < (int64_t)kit->nr) js_cols = kit->nr;
+        for (int64_t js = 0; js < g->N; js += js_cols) {
+            int64_t js_end = min64(g->N, js + js_cols);
+            for (int64_t jr = js; jr < js_end; jr += kit->nr)
+                kiln_cpu_panels_to_bf16(g->b.data + (jr / kit->nr) * g->K * kit->nr + 2 * pc * kit->nr, k_rows, 1,
+                                        kit->nr, bbuf + (jr - js) * kp);
+            for (int64_t ir = 0; ir < g->M; ir += kit->mr) {
+                for (int64_t jr = js; jr < js_end; jr += kit->nr) {
+                    kiln_cpu_gemm_tile t = tile_for(g, ir, jr, first, last);
+                    kit->gemm_bf16((size_t)kp, a + (ir / kit->mr) * pairs * kit->mr + pc * kit->mr, bbuf + (jr - js) * kp,
+                                   g->y + ir * g->ldy + jr, (size_t)g->ldy, (size_t)min64(kit->mr, g->M - ir),
+                                   (size_t)min64(kit->nr, g->N - jr), &t);
+                }
+            }
+        }
+    }
+    for (int64_t i = 0; i < g->M && !act_fuses(&g->e->act); i++) {
+        float *row = g->y + i * g->ldy;
+        kit->act(&g->e->act, row, row, (size_t)g->N);
+    }
+    return KILN_OK;
+}
+
 kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int64_t K, kiln_cpu_operand a,
                               kiln_cpu_operand b, float *y, int64_t ldy, const kiln_cpu_epilogue *e, void *workspace,
                               size_t workspace_size)
@@ -359,6 +398,7 @@ kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int
         g.prefilled = true;
     }
     if (b.packed == KILN_CPU_PACKED_BF16) return run_bf16(&g, workspace, workspace_size);
+    if (a.packed == KILN_CPU_PACKED_BF16) return run_bf16_a(&g, workspace, workspace_size);
     size_t panel = short_a_panel_bytes(kit->mr, M, K, b.packed && !a.packed, SIZE_MAX);
     if (panel && workspace && panel <= workspace_size) {
         g.abuf = workspace;

@@ -152,8 +152,9 @@ void kiln_cpu_parallel_rows(const kiln_cpu_exec *exec, int64_t rows, int64_t row
  * weight panel exactly once. */
 
 /* An operand: a strided view (element (r, c) at data[r * rs + c * cs]) or, when packed, panels
- * of the full K as kiln_cpu_pack_a / kiln_cpu_pack_b lay them out — or, packed = 2 (B only,
- * precision bf16), kiln_cpu_pack_b_bf16's pair panels. */
+ * of the full K as kiln_cpu_pack_a / kiln_cpu_pack_b lay them out — or, packed = 2 (precision
+ * bf16: weights, so the other operand is strided or f32 panels), those panels as bf16 pairs
+ * (kiln_cpu_pack_b_bf16's layout, MR or NR wide). */
 typedef struct kiln_cpu_operand {
     const float *data;
     int64_t rs, cs;

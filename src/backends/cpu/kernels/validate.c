@@ -248,7 +248,7 @@ static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const st
                    BAD);
         KILN_CHECK(!p->pixel_rows || (nr >= 1 && nr <= PANEL_MAX), BAD);
         if (p->bf16) {
-            size_t one = kiln_cpu_pack_b_bf16_size(p->C, p->M, nr);
+            size_t one = kiln_cpu_pack_b_bf16_size(p->C, p->M, p->pixel_rows ? nr : mr);
             KILN_CHECK(one != SIZE_MAX && one <= SIZE_MAX / 16, BAD);
             return need_in(io, 1, KILN_DTYPE_BF16, 16 * one);
         }
@@ -266,10 +266,16 @@ static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const st
         KILN_CHECK(bytes != SIZE_MAX, BAD);
         return need_in(io, 1, p->bf16 ? KILN_DTYPE_BF16 : KILN_DTYPE_F32, bytes);
     }
-    size_t group_bytes = kiln_cpu_pack_a_size(p->M / p->group, K, mr);
+    /* bf16 filters run through the im2col strategy's GEMM; a pointwise convolution (its input
+       planes are B as they are) has no bf16 path. */
+    bool pointwise = p->KH == 1 && p->KW == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
+                     p->pad_left == 0 && p->OH == p->H && p->OW == p->W;
+    KILN_CHECK(!(p->bf16 && pointwise), BAD);
+    size_t group_bytes =
+        p->bf16 ? kiln_cpu_pack_b_bf16_size(K, p->M / p->group, mr) : kiln_cpu_pack_a_size(p->M / p->group, K, mr);
     uint64_t bytes;
     KILN_CHECK(group_bytes != SIZE_MAX && kiln_mul_u64(group_bytes, (uint64_t)p->group, &bytes), BAD);
-    return need_in(io, 1, KILN_DTYPE_F32, bytes);
+    return need_in(io, 1, p->bf16 ? KILN_DTYPE_BF16 : KILN_DTYPE_F32, bytes);
 }
 
 static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *io, uint32_t mr, uint32_t nr)
@@ -282,7 +288,7 @@ static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *i
     KILN_CHECK(p->C % p->group == 0 && p->M % p->group == 0, BAD);
     KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1 && p->winograd <= 1 && p->pixel_rows <= 1 &&
                    p->depthwise + p->winograd <= 1 && p->depthwise + p->pixel_rows <= 1 && p->has_residual <= 1 &&
-                   p->bf16 <= p->pixel_rows &&
+                   p->bf16 <= 1 && !(p->bf16 && p->depthwise) &&
                    (!p->has_residual || ((p->winograd || p->pixel_rows) && p->C >= 1)),
                BAD);
     KILN_TRY(check_act(&p->act));
