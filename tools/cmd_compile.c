@@ -28,7 +28,7 @@ static void usage(FILE *f)
             "                              that carries one record per target and picks the best\n"
             "                              one at load (default: the best target of this machine)\n"
             "  --precision P               compute precision of the cpu delegates: f32 (the default)\n"
-            "                              or bf16 (GEMM weights stored as bf16; target\n"
+            "                              or bf16 (MatMul/Gemm/Conv weights stored as bf16; target\n"
             "                              x86-64-v4-bf16 only); once for all targets, or once per\n"
             "                              --target in the same order\n"
             "  --weight-sharing            with several --method: compile partition i of every method\n"

@@ -58,8 +58,8 @@ typedef struct kiln_compile_options {
     const char *target;                     /* the scalar form of `targets`: one target, exactly as
                                                a list of one (same bytes); NULL: none. Giving both
                                                target and targets: KILN_ERROR_COMPILE_SPEC */
-    const char *const *precisions;          /* per-target precision names ("f32"; "bf16": GEMM
-                                               weights in bf16, target x86-64-v4-bf16 only,
+    const char *const *precisions;          /* per-target precision names ("f32"; "bf16": GEMM and
+                                               conv weights in bf16, target x86-64-v4-bf16 only,
                                                docs/targets.md): none (f32), one for
                                                every target, or exactly one per target in target
                                                order; any other count, an unknown name or one a
