@@ -62,7 +62,7 @@ static void pack_bf16_filters(const table *tb, const float *w, const conv_case *
 }
 
 /* residual (Winograd or pixel rows): input 3, of Y's shape, added before the activation. bf16:
-   filters as bf16 pairs (not for depthwise or pointwise cases). */
+   filters as bf16 pairs (not for depthwise cases). */
 static void test_conv_case_prec(const conv_case *c, conv_strategy strategy, bool residual, bool bf16)
 {
     bool winograd = strategy == CONV_WINOGRAD || strategy == CONV_WINOGRAD_ROWS;
@@ -186,8 +186,7 @@ static void test_conv(void)
         const conv_case *c = &cases[i];
         test_conv_case(c, CONV_DEFAULT, false);
         bool depthwise = c->group == c->C && c->M == c->C && c->C > 0;
-        bool pointwise = c->KH == 1 && c->KW == 1 && c->sh == 1 && c->sw == 1 && c->pt + c->pl + c->pb + c->pr == 0;
-        if (!depthwise && !pointwise) test_conv_case_prec(c, CONV_DEFAULT, false, true);
+        if (!depthwise) test_conv_case_prec(c, CONV_DEFAULT, false, true);
     }
     /* Winograd F(2x2, 3x3): odd and even output sizes (partial tiles), pads 0 to 2, tile rows
        wider than a vector and than a V panel, chunks of tiles and row ranges, every activation. */

@@ -30,6 +30,7 @@
 #define CONV_C 32
 #define CONV_M 64
 #define CONV_HW 14
+#define CONV_P 384
 
 static void weight(onnx_builder *b, uint64_t *seed, const char *name, int64_t rows, int64_t cols, float scale)
 {
@@ -65,7 +66,9 @@ static void build_model(uint8_t **data, size_t *size)
 }
 
 /* x [1, CONV_C, 14, 14] -> Conv 3x3 pad 1 (Winograd, 49 tiles as rows) -> Relu -> Conv 3x3
-   stride 2 (49 pixels as rows) -> GlobalAveragePool -> Flatten -> Gemm -> y [1, OUT]. */
+   stride 2 (49 pixels as rows) -> Conv 1x1 to CONV_P channels (pointwise: its planes are B as
+   they are, the filters' rows cut over two threads) -> GlobalAveragePool -> Flatten -> Gemm
+   -> y [1, OUT]. */
 static void build_conv_model(uint8_t **data, size_t *size)
 {
     uint64_t seed = 0x636f6e76ull;
@@ -80,15 +83,39 @@ static void build_conv_model(uint8_t **data, size_t *size)
     onnx_builder_initializer(b, "w2", ONNX_BUILDER_FLOAT, 4, (const int64_t[]){CONV_M, CONV_M, 3, 3}, w,
                              sizeof(float) * CONV_M * CONV_M * 9);
     free(w);
-    weight(b, &seed, "fc", OUT, CONV_M, 0.3f);
+    w = malloc(sizeof(float) * CONV_P * CONV_M);
+    test_fill_random(&seed, w, CONV_P * CONV_M, 0.2f);
+    onnx_builder_initializer(b, "w3", ONNX_BUILDER_FLOAT, 4, (const int64_t[]){CONV_P, CONV_M, 1, 1}, w,
+                             sizeof(float) * CONV_P * CONV_M);
+    free(w);
+    weight(b, &seed, "fc", OUT, CONV_P, 0.3f);
     onnx_builder_attr_ints(b, onnx_builder_node(b, "Conv", "x,w1", "c1"), "pads", 4, pads);
     onnx_builder_node(b, "Relu", "c1", "r1");
     Onnx__NodeProto *c2 = onnx_builder_node(b, "Conv", "r1,w2", "c2");
     onnx_builder_attr_ints(b, c2, "pads", 4, pads);
     onnx_builder_attr_ints(b, c2, "strides", 2, strides);
-    onnx_builder_node(b, "GlobalAveragePool", "c2", "g");
+    onnx_builder_node(b, "Conv", "c2,w3", "c3");
+    onnx_builder_node(b, "GlobalAveragePool", "c3", "g");
     onnx_builder_node(b, "Flatten", "g", "f");
     onnx_builder_attr_int(b, onnx_builder_node(b, "Gemm", "f,fc", "y"), "transB", 1);
+    onnx_builder_output(b, "y");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
+}
+
+/* x [1, 256, 4, 4] -> Conv 1x1 to 512 channels: 16 pixels make one column panel, so two threads
+   split the filters' rows (bf16 pair panels addressed by row). */
+static void build_pointwise_model(uint8_t **data, size_t *size)
+{
+    uint64_t seed = 0x31783131ull;
+    onnx_builder *b = onnx_builder_create(13);
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 4, (const int64_t[]){1, 256, 4, 4});
+    float *w = malloc(sizeof(float) * 512 * 256);
+    test_fill_random(&seed, w, 512 * 256, 0.1f);
+    onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 4, (const int64_t[]){512, 256, 1, 1}, w,
+                             sizeof(float) * 512 * 256);
+    free(w);
+    onnx_builder_node(b, "Conv", "x,w", "y");
     onnx_builder_output(b, "y");
     onnx_builder_serialize(b, data, size);
     onnx_builder_destroy(b);
@@ -113,7 +140,7 @@ static bool compile(const uint8_t *model, size_t model_size, const char *precisi
     return st == KILN_OK;
 }
 
-static bool run(const program *p, const kiln_tensor *in, float *y)
+static bool run(const program *p, const kiln_tensor *in, float *y, size_t n_out)
 {
     kiln_program *prog = NULL;
     kiln_module *mod = NULL;
@@ -128,8 +155,8 @@ static bool run(const program *p, const kiln_tensor *in, float *y)
         EXPECT_OK(kiln_method_set_input(m, 0, in));
         EXPECT_OK(kiln_method_execute(m));
         EXPECT(kiln_method_delegate_count(m) >= 1);
-        if (kiln_method_get_output(m, 0, &out) == KILN_OK && out.rank == 2 && out.shape[1] == OUT) {
-            memcpy(y, out.data, sizeof(float) * (size_t)kiln_tensor_numel(&out));
+        if (kiln_method_get_output(m, 0, &out) == KILN_OK && (size_t)kiln_tensor_numel(&out) == n_out) {
+            memcpy(y, out.data, sizeof(float) * n_out);
             ok = true;
         }
     }
@@ -155,7 +182,7 @@ static void compare(const char *what, uint8_t *model, size_t model_size, const k
         printf("SKIPPED: running bf16: this CPU lacks AVX512-BF16 (the programs were compiled and checked)\n");
     } else {
         float *y32 = calloc(n_out, sizeof(float)), *y16 = calloc(n_out, sizeof(float));
-        if (run(&f32, in, y32) && run(&bf16, in, y16)) {
+        if (run(&f32, in, y32, n_out) && run(&bf16, in, y16, n_out)) {
             double worst = 0, ref = 0;
             for (size_t i = 0; i < n_out; i++) {
                 worst = fmax(worst, fabs((double)y16[i] - y32[i]));
@@ -193,9 +220,18 @@ int main(void)
     kiln_tensor iin = {KILN_DTYPE_F32, 4, {1, CONV_C, CONV_HW, CONV_HW}, img};
     build_conv_model(&model, &model_size);
     /* The Winograd filters are 16/9 of 3x3 ones; bf16 halves them and the stride-2 ones. */
-    compare("a convolution net at f32 and at bf16: Winograd and pixel-rows filters in half the bytes", model,
-            model_size, &iin, OUT, (size_t)(16 * CONV_M * CONV_C + 9 * CONV_M * CONV_M) * sizeof(float) * 45 / 100,
+    compare("a convolution net at f32 and at bf16: Winograd, pixel-rows and pointwise filters in half the bytes", model,
+            model_size, &iin, OUT,
+            (size_t)(16 * CONV_M * CONV_C + 9 * CONV_M * CONV_M + CONV_P * CONV_M) * sizeof(float) * 45 / 100,
             2e-2);
+    free(model);
+
+    static float planes[256 * 16];
+    test_fill_random(&seed, planes, 256 * 16, 1.0f);
+    kiln_tensor pin = {KILN_DTYPE_F32, 4, {1, 256, 4, 4}, planes};
+    build_pointwise_model(&model, &model_size);
+    compare("a pointwise convolution at f32 and at bf16, its filters cut over two threads by rows", model,
+            model_size, &pin, 512 * 16, (size_t)(512 * 256) * sizeof(float) * 45 / 100, 2e-2);
     free(model);
     return unit_finish("test_precision_bf16");
 }

@@ -109,7 +109,7 @@ typedef struct kiln_cpu_conv_params {
     uint8_t has_residual;           /* Winograd or pixel_rows only: input 3, a tensor of Y's
                                        shape added before the activation,
                                        y = act(conv + bias + residual) */
-    uint8_t bf16;                   /* precision bf16, not depthwise nor pointwise: W as bf16
+    uint8_t bf16;                   /* precision bf16, not depthwise: W as bf16
                                        pairs, a BF16 tensor — the f32 form's panels (B panels with
                                        pixel_rows, A panels per group otherwise; Winograd's 16
                                        positions) through kiln_cpu_panels_to_bf16 */

@@ -180,10 +180,10 @@ static void pointwise_problem(const void *src, int64_t image, kiln_cpu_gemm_prob
     const kiln_cpu_conv_params *p = j->p;
     int64_t n = image / p->group, g = image % p->group, cg = p->C / p->group, mg = p->M / p->group;
     int64_t in_plane = p->H * p->W, pixels = p->OH * p->OW, K = conv_k(p);
-    size_t w_group = kiln_cpu_pack_a_size(mg, K, j->kit->mr) / sizeof(float);
+    size_t w_group = filter_group_floats(p, K, j->kit->mr);
     *out = (kiln_cpu_gemm_problem){
         .M = mg, .N = pixels, .K = K,
-        .a = {j->w + (size_t)g * w_group, 0, 0, true},
+        .a = {j->w + (size_t)g * w_group, 0, 0, p->bf16 ? KILN_CPU_PACKED_BF16 : 1},
         .b = {j->x + (n * p->C + g * cg) * in_plane, in_plane, 1, false},
         .y = j->y + (n * p->M + g * mg) * pixels,
         .ldy = pixels,

@@ -95,7 +95,7 @@ static void rows_task(void *arg, size_t task)
                                j->bias ? j->bias + c0 : NULL, act, 0};
         kiln_cpu_operand pa = {a, 0, 0, true};
         kiln_cpu_operand wb = {j->w, 0, 0, p->bf16 ? KILN_CPU_PACKED_BF16 : 1};
-        wb.data += c0 / kit->nr * kiln_cpu_b_panel_words(&wb, K, kit->nr);
+        wb.data += c0 / kit->nr * kiln_cpu_panel_words(&wb, K, kit->nr);
         kiln_status st = kiln_cpu_gemm_run(kit, live, c1 - c0, K, pa, wb, t + c0, ldt, &e, s, s ? s_bytes : 0);
         if (st != KILN_OK) {
             kiln_cpu_record_failure(&j->status, st);

@@ -80,7 +80,7 @@ static kiln_status chunk_products(const wino_job *j, const float *v, float *m, f
     for (int pos = 0; pos < 16; pos++) {
         kiln_cpu_operand vo = {v + pos * v_stride, 0, 0, true}, uo = {j->u + pos * u_stride, 0, 0, true};
         if (p->bf16) uo.packed = KILN_CPU_PACKED_BF16;
-        uo.data += r0 / w * kiln_cpu_b_panel_words(&uo, C, w);
+        uo.data += r0 / w * kiln_cpu_panel_words(&uo, C, w);
         kiln_status st;
         if (!p->pixel_rows) {
             st = kiln_cpu_gemm_run(kit, r1 - r0, live, C, uo, vo, m + pos * m_stride + r0 * tc, tc, &e, s,

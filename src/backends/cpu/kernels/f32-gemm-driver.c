@@ -338,13 +338,33 @@ static kiln_status run_bf16(const gemm_ctx *g, void *workspace, size_t workspace
     return KILN_OK;
 }
 
+/* Columns [j0, j0 + cols) of a strided B, rows [k0, k0 + k_rows), as bf16 pair panels of NR
+   (kiln_cpu_panels_to_bf16's layout; columns past cols zero). */
+static void pack_b_pairs(const kiln_cpu_operand *b, int64_t k0, int64_t k_rows, int64_t j0, int64_t cols, uint32_t nr,
+                         uint32_t *dst)
+{
+    for (int64_t p = 0; p < cols; p += nr) {
+        for (int64_t k = 0; k < k_rows; k += 2) {
+            const float *lo = b->data + (k0 + k) * b->rs + (j0 + p) * b->cs;
+            const float *hi = k + 1 < k_rows ? lo + b->rs : NULL;
+            for (uint32_t j = 0; j < nr; j++, dst++) {
+                bool live = p + j < cols;
+                uint32_t l = live ? kiln_cpu_f32_to_bf16(lo[j * b->cs]) : 0;
+                uint32_t h = live && hi ? kiln_cpu_f32_to_bf16(hi[j * b->cs]) : 0;
+                *dst = l | h << 16;
+            }
+        }
+    }
+}
+
 /* A packed ahead of time as bf16 pairs (convolution filters, precision bf16) against B in f32
-   panels (an im2col chunk, a Winograd V): each K block of B is rounded to bf16 pairs a strip of
-   panels at a time into the workspace, where every MR panel of A meets it, as in run_bf16. */
+   panels (an im2col chunk, a Winograd V) or strided (a pointwise convolution's input planes):
+   each K block of B is rounded to bf16 pairs a strip of panels at a time into the workspace,
+   where every MR panel of A meets it, as in run_bf16. */
 static kiln_status run_bf16_a(const gemm_ctx *g, void *workspace, size_t workspace_size)
 {
     const kiln_cpu_kit *kit = g->kit;
-    if (!kit->gemm_bf16 || g->b.packed != 1 || !workspace) return KILN_ERROR_INVALID_ARGUMENT;
+    if (!kit->gemm_bf16 || g->b.packed == KILN_CPU_PACKED_BF16 || !workspace) return KILN_ERROR_INVALID_ARGUMENT;
     const int64_t pairs = (g->K + 1) / 2, kcp = (g->plan.kc + 1) / 2;
     const uint32_t *a = (const uint32_t *)(const void *)g->a.data;
     const int64_t cap = (int64_t)(workspace_size / ((size_t)kcp * sizeof(uint32_t))) / kit->nr * kit->nr;
@@ -357,9 +377,10 @@ static kiln_status run_bf16_a(const gemm_ctx *g, void *workspace, size_t workspa
         if (js_cols < (int64_t)kit->nr) js_cols = kit->nr;
         for (int64_t js = 0; js < g->N; js += js_cols) {
             int64_t js_end = min64(g->N, js + js_cols);
-            for (int64_t jr = js; jr < js_end; jr += kit->nr)
+            for (int64_t jr = js; jr < js_end && g->b.packed; jr += kit->nr)
                 kiln_cpu_panels_to_bf16(g->b.data + (jr / kit->nr) * g->K * kit->nr + 2 * pc * kit->nr, k_rows, 1,
                                         kit->nr, bbuf + (jr - js) * kp);
+            if (!g->b.packed) pack_b_pairs(&g->b, 2 * pc, k_rows, js, js_end - js, kit->nr, bbuf);
             for (int64_t ir = 0; ir < g->M; ir += kit->mr) {
                 for (int64_t jr = js; jr < js_end; jr += kit->nr) {
                     kiln_cpu_gemm_tile t = tile_for(g, ir, jr, first, last);

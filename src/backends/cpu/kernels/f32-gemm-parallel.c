@@ -72,8 +72,8 @@ static kiln_cpu_gemm_problem sub_problem(const kiln_cpu_kit *kit, const kiln_cpu
     s.M = r1 - r0;
     s.N = c1 - c0;
     if (p->K > 0) { /* with K == 0 neither operand is read, nor are its strides validated */
-        s.a.data += p->a.packed ? r0 / kit->mr * p->K * kit->mr : r0 * p->a.rs;
-        s.b.data += p->b.packed ? c0 / kit->nr * kiln_cpu_b_panel_words(&p->b, p->K, kit->nr) : c0 * p->b.cs;
+        s.a.data += p->a.packed ? r0 / kit->mr * kiln_cpu_panel_words(&p->a, p->K, kit->mr) : r0 * p->a.rs;
+        s.b.data += p->b.packed ? c0 / kit->nr * kiln_cpu_panel_words(&p->b, p->K, kit->nr) : c0 * p->b.cs;
     }
     s.y += r0 * p->ldy + c0;
     switch (p->e.bias_kind) {

@@ -161,10 +161,11 @@ typedef struct kiln_cpu_operand {
     uint8_t packed;                 /* 0 strided, 1 f32 panels, KILN_CPU_PACKED_BF16 pair panels */
 } kiln_cpu_operand;
 
-/* 32-bit words from one packed NR panel of B to the next: K floats, or ceil(K/2) bf16 pairs. */
-static inline int64_t kiln_cpu_b_panel_words(const kiln_cpu_operand *b, int64_t K, uint32_t nr)
+/* 32-bit words from one packed panel (MR or NR wide) of an operand to the next: K floats, or
+   ceil(K/2) bf16 pairs. */
+static inline int64_t kiln_cpu_panel_words(const kiln_cpu_operand *o, int64_t K, uint32_t width)
 {
-    return (b->packed == KILN_CPU_PACKED_BF16 ? (K + 1) / 2 : K) * (int64_t)nr;
+    return (o->packed == KILN_CPU_PACKED_BF16 ? (K + 1) / 2 : K) * (int64_t)width;
 }
 
 typedef struct kiln_cpu_epilogue {

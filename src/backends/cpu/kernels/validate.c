@@ -266,11 +266,6 @@ static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const st
         KILN_CHECK(bytes != SIZE_MAX, BAD);
         return need_in(io, 1, p->bf16 ? KILN_DTYPE_BF16 : KILN_DTYPE_F32, bytes);
     }
-    /* bf16 filters run through the im2col strategy's GEMM; a pointwise convolution (its input
-       planes are B as they are) has no bf16 path. */
-    bool pointwise = p->KH == 1 && p->KW == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
-                     p->pad_left == 0 && p->OH == p->H && p->OW == p->W;
-    KILN_CHECK(!(p->bf16 && pointwise), BAD);
     size_t group_bytes =
         p->bf16 ? kiln_cpu_pack_b_bf16_size(K, p->M / p->group, mr) : kiln_cpu_pack_a_size(p->M / p->group, K, mr);
     uint64_t bytes;
