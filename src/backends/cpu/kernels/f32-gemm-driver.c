@@ -263,21 +263,20 @@ static void run_short_a(const gemm_ctx *g)
 
 /* Rows [r0, r0 + rows) of A, k pairs [p0, p0 + kp), rounded to bf16 pairs in MR-row panels
    (dst[(panel * kp + q) * MR + i]); rows past the block and k past K are zero. When A is packed
-   (r0 a multiple of MR), panel rows k and k + 1 are MR contiguous floats each: a loop the
-   compiler vectorises, which the per-element strided path is not (it made a bf16 ResNet-18 on
-   two threads slower than f32). */
-static void pack_bf16_pairs(const kiln_cpu_operand *a, int64_t r0, int64_t rows, int64_t p0, int64_t kp, int64_t K,
-                            uint32_t mr, uint32_t *dst)
+   (r0 a multiple of MR), panel rows k and k + 1 are MR contiguous floats each: the kit rounds
+   them as vectors, where the per-element strided path made a bf16 ResNet-18 on two threads
+   slower than f32. */
+static void pack_bf16_pairs(const kiln_cpu_kit *kit, const kiln_cpu_operand *a, int64_t r0, int64_t rows, int64_t p0,
+                            int64_t kp, int64_t K, uint32_t *dst)
 {
+    const uint32_t mr = kit->mr;
     for (int64_t p = 0; p < rows; p += mr) {
         int64_t live = rows - p < (int64_t)mr ? rows - p : (int64_t)mr;
         const float *panel = a->packed ? a->data + (r0 + p) / mr * K * mr : NULL;
         for (int64_t q = 0; q < kp; q++, dst += mr) {
             int64_t k = 2 * (p0 + q);
             if (panel && live == (int64_t)mr && k + 1 < K) {
-                const float *lo = panel + k * mr, *hi = lo + mr;
-                for (uint32_t i = 0; i < mr; i++)
-                    dst[i] = (uint32_t)kiln_cpu_f32_to_bf16(lo[i]) | (uint32_t)kiln_cpu_f32_to_bf16(hi[i]) << 16;
+                kit->bf16_pairs(panel + k * mr, panel + (k + 1) * mr, mr, dst);
                 continue;
             }
             for (int64_t i = 0; i < (int64_t)mr; i++) {
@@ -303,7 +302,7 @@ static void pack_bf16_pairs(const kiln_cpu_operand *a, int64_t r0, int64_t rows,
 static kiln_status run_bf16(const gemm_ctx *g, void *workspace, size_t workspace_size)
 {
     const kiln_cpu_kit *kit = g->kit;
-    if (!kit->gemm_bf16 || !workspace) return KILN_ERROR_INVALID_ARGUMENT;
+    if (!kit->gemm_bf16 || !kit->bf16_pairs || !workspace) return KILN_ERROR_INVALID_ARGUMENT;
     const int64_t pairs = (g->K + 1) / 2, kcp = (g->plan.kc + 1) / 2;
     const uint32_t *b = (const uint32_t *)(const void *)g->b.data;
     int64_t mc = (int64_t)(workspace_size / ((size_t)kcp * sizeof(uint32_t))) / kit->mr * kit->mr;
@@ -317,7 +316,7 @@ static kiln_status run_bf16(const gemm_ctx *g, void *workspace, size_t workspace
         if (js_cols < (int64_t)kit->nr) js_cols = kit->nr;
         for (int64_t ic = 0; ic < g->M; ic += mc) {
             int64_t rows = min64(mc, g->M - ic);
-            pack_bf16_pairs(&g->a, ic, rows, pc, kp, g->K, kit->mr, abuf);
+            pack_bf16_pairs(kit, &g->a, ic, rows, pc, kp, g->K, abuf);
             for (int64_t js = 0; js < g->N; js += js_cols) {
                 int64_t js_end = min64(g->N, js + js_cols);
                 for (int64_t ir = 0; ir < rows; ir += kit->mr) {
@@ -339,20 +338,25 @@ static kiln_status run_bf16(const gemm_ctx *g, void *workspace, size_t workspace
 }
 
 /* Columns [j0, j0 + cols) of a strided B, rows [k0, k0 + k_rows), as bf16 pair panels of NR
-   (kiln_cpu_panels_to_bf16's layout; columns past cols zero). */
-static void pack_b_pairs(const kiln_cpu_operand *b, int64_t k0, int64_t k_rows, int64_t j0, int64_t cols, uint32_t nr,
-                         uint32_t *dst)
+   (kiln_cpu_panels_to_bf16's layout; columns past cols zero); rows of contiguous columns (a
+   pointwise convolution's planes) through the kit's vector rounding. */
+static void pack_b_pairs(const kiln_cpu_kit *kit, const kiln_cpu_operand *b, int64_t k0, int64_t k_rows, int64_t j0,
+                         int64_t cols, uint32_t *dst)
 {
+    const uint32_t nr = kit->nr;
     for (int64_t p = 0; p < cols; p += nr) {
-        for (int64_t k = 0; k < k_rows; k += 2) {
+        int64_t live = min64(nr, cols - p);
+        for (int64_t k = 0; k < k_rows; k += 2, dst += nr) {
             const float *lo = b->data + (k0 + k) * b->rs + (j0 + p) * b->cs;
             const float *hi = k + 1 < k_rows ? lo + b->rs : NULL;
-            for (uint32_t j = 0; j < nr; j++, dst++) {
-                bool live = p + j < cols;
-                uint32_t l = live ? kiln_cpu_f32_to_bf16(lo[j * b->cs]) : 0;
-                uint32_t h = live && hi ? kiln_cpu_f32_to_bf16(hi[j * b->cs]) : 0;
-                *dst = l | h << 16;
+            if (b->cs == 1) {
+                kit->bf16_pairs(lo, hi, (size_t)live, dst);
+            } else {
+                for (int64_t j = 0; j < live; j++)
+                    dst[j] = (uint32_t)kiln_cpu_f32_to_bf16(lo[j * b->cs]) |
+                             (hi ? (uint32_t)kiln_cpu_f32_to_bf16(hi[j * b->cs]) << 16 : 0u);
             }
+            for (int64_t j = live; j < (int64_t)nr; j++) dst[j] = 0;
         }
     }
 }
@@ -364,7 +368,8 @@ static void pack_b_pairs(const kiln_cpu_operand *b, int64_t k0, int64_t k_rows, 
 static kiln_status run_bf16_a(const gemm_ctx *g, void *workspace, size_t workspace_size)
 {
     const kiln_cpu_kit *kit = g->kit;
-    if (!kit->gemm_bf16 || g->b.packed == KILN_CPU_PACKED_BF16 || !workspace) return KILN_ERROR_INVALID_ARGUMENT;
+    if (!kit->gemm_bf16 || !kit->bf16_pairs || g->b.packed == KILN_CPU_PACKED_BF16 || !workspace)
+        return KILN_ERROR_INVALID_ARGUMENT;
     const int64_t pairs = (g->K + 1) / 2, kcp = (g->plan.kc + 1) / 2;
     const uint32_t *a = (const uint32_t *)(const void *)g->a.data;
     const int64_t cap = (int64_t)(workspace_size / ((size_t)kcp * sizeof(uint32_t))) / kit->nr * kit->nr;
@@ -377,10 +382,13 @@ static kiln_status run_bf16_a(const gemm_ctx *g, void *workspace, size_t workspa
         if (js_cols < (int64_t)kit->nr) js_cols = kit->nr;
         for (int64_t js = 0; js < g->N; js += js_cols) {
             int64_t js_end = min64(g->N, js + js_cols);
-            for (int64_t jr = js; jr < js_end && g->b.packed; jr += kit->nr)
-                kiln_cpu_panels_to_bf16(g->b.data + (jr / kit->nr) * g->K * kit->nr + 2 * pc * kit->nr, k_rows, 1,
-                                        kit->nr, bbuf + (jr - js) * kp);
-            if (!g->b.packed) pack_b_pairs(&g->b, 2 * pc, k_rows, js, js_end - js, kit->nr, bbuf);
+            for (int64_t jr = js; jr < js_end && g->b.packed; jr += kit->nr) {
+                const float *rows = g->b.data + (jr / kit->nr) * g->K * kit->nr + 2 * pc * kit->nr;
+                for (int64_t q = 0; q < kp; q++)
+                    kit->bf16_pairs(rows + 2 * q * kit->nr, 2 * q + 1 < k_rows ? rows + (2 * q + 1) * kit->nr : NULL,
+                                    kit->nr, bbuf + (jr - js) * kp + q * kit->nr);
+            }
+            if (!g->b.packed) pack_b_pairs(kit, &g->b, 2 * pc, k_rows, js, js_end - js, bbuf);
             for (int64_t ir = 0; ir < g->M; ir += kit->mr) {
                 for (int64_t jr = js; jr < js_end; jr += kit->nr) {
                     kiln_cpu_gemm_tile t = tile_for(g, ir, jr, first, last);

@@ -44,6 +44,10 @@ typedef void (*kiln_cpu_gemm_ukernel)(size_t kc, const float *a, const float *b,
 /* The same on bf16 pairs (precision bf16): kp pairs of k, a (kp x MR words: a[p * MR + i] holds
  * A(i, 2p) low and A(i, 2p + 1) high) and b (kp x NR words, kiln_cpu_pack_b_bf16's panel);
  * f32 accumulators, the same tile store. */
+/* dst[i] = bf16(lo[i]) | bf16(hi[i]) << 16 for i < n (nearest even; hi NULL: high halves 0):
+ * the other operand of a bf16 GEMM rounded as it is packed. */
+typedef void (*kiln_cpu_bf16_pairs_fn)(const float *lo, const float *hi, size_t n, uint32_t *dst);
+
 typedef void (*kiln_cpu_gemm_bf16_ukernel)(size_t kp, const uint32_t *a, const uint32_t *b, float *c, size_t ldc,
                                            size_t m, size_t n, const kiln_cpu_gemm_tile *tile);
 
@@ -107,6 +111,7 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_wino_in_fn wino_in;
     kiln_cpu_wino_out_fn wino_out;
     kiln_cpu_gemm_bf16_ukernel gemm_bf16;   /* NULL: the table runs no bf16 weights */
+    kiln_cpu_bf16_pairs_fn bf16_pairs;      /* with gemm_bf16 */
 } kiln_cpu_kit;
 
 /* Keeps the first failure of a step's tasks in *status (which starts as KILN_OK). */

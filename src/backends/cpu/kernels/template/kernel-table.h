@@ -8,8 +8,9 @@
  *   KILN_CPU_TABLE_ISA        its name string ("generic", "avx2", "avx512")
  *   KILN_CPU_TABLE_MR, _NR    its GEMM register tile, the kit's mr and nr
  *   KILN_CPU_TABLE_GEMM       its GEMM microkernel
- *   KILN_CPU_TABLE_GEMM_BF16  (optional) its bf16-pair microkernel: the table then runs GEMM
- *                             steps whose B is packed as bf16 (precision bf16)
+ *   KILN_CPU_TABLE_GEMM_BF16  (optional) its bf16-pair microkernel: the table then runs the
+ *                             steps whose weights are packed as bf16 (precision bf16); with it
+ *   KILN_CPU_TABLE_BF16_PAIRS its rounding of f32 rows to bf16 pairs
  *
  * Layer: backends/cpu/kernels (template; instantiated once per ISA directory, never compiled
  * alone). Every table has this one layout: GEMM, CONV2D, POOL2D, UNARY, BINARY and
@@ -38,6 +39,7 @@ static const kiln_cpu_kit kit = {
     .wino_out = KILN_CPU_KIT_FN(f32_wino_out),
 #ifdef KILN_CPU_TABLE_GEMM_BF16
     .gemm_bf16 = KILN_CPU_TABLE_GEMM_BF16,
+    .bf16_pairs = KILN_CPU_TABLE_BF16_PAIRS,
 #endif
 };
 
