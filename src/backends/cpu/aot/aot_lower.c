@@ -170,11 +170,10 @@ static kiln_status emit_step(aot_lowering *L, size_t k, const aot_step_desc *d, 
 
 /* Precision bf16: packed weights — a GEMM's constant B, the filters of convolutions but
    depthwise ones — are stored as bf16 pairs (half the bytes; the bf16 microkernel rounds the
-   other operand to bf16 as it packs it). Everything else stays f32: depthwise convolutions,
-   normalisation, activations, and convolutions with fewer than BF16_MIN_ROWS output channels per
-   group: rounding their im2col columns or input planes costs about as much as the products it
-   speeds up (MobileNetV2's 16- to 32-channel projections ran slower in bf16). */
-#define BF16_MIN_ROWS 64
+   other operand to bf16 as it packs it, with the table's vector rounding). Everything else
+   stays f32: depthwise convolutions, normalisation, activations. (With the rounding in plain C,
+   MobileNetV2's 16- to 32-channel projections ran slower in bf16; with vcvtneps2bf16 every
+   layer gains.) */
 static void to_bf16(aot_step_desc *d)
 {
     aot_operand *w = &d->in[1];
@@ -182,7 +181,6 @@ static void to_bf16(aot_step_desc *d)
         d->params.gemm.b_packed = KILN_CPU_PACKED_BF16;
         w->form = AOT_FORM_PACK_B_BF16;
     } else if (d->op == KILN_CPU_OP_CONV2D && !d->params.conv.depthwise &&
-               d->params.conv.M / d->params.conv.group >= BF16_MIN_ROWS &&
                (w->form == AOT_FORM_PACK_B || w->form == AOT_FORM_WINOGRAD_B || w->form == AOT_FORM_PACK_A ||
                 w->form == AOT_FORM_WINOGRAD)) {
         d->params.conv.bf16 = 1;
