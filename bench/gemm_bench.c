@@ -236,15 +236,30 @@ static bool measure_shape(const gemm_shape *s, const kiln_cpu_target *target, co
         fprintf(stderr, "kiln_gemm_bench: out of memory for %s\n", s->name);
         return false;
     }
-    bench_kiln_gemm g;
-    kiln_status prep =
-        target ? bench_kiln_gemm_prepare(&g, target, s->M, s->N, s->K, b.A, b.B[0], b.Ck, b.n_b, false) : KILN_OK;
+    bench_kiln_gemm g, gc;
+    kiln_status prep = target ? bench_kiln_gemm_prepare(&g, target, s->M, s->N, s->K, b.A, b.B[0], b.Ck, b.n_b,
+                                                        BENCH_B_COMPILED)
+                              : KILN_OK;
+    /* Where the compiler takes one Strassen level, the classical GEMM is timed too. */
+    bool strassen = target && prep == KILN_OK && g.params.b_packed == KILN_CPU_PACKED_STRASSEN;
+    float *Cc = strassen ? bench_alloc((size_t)(s->M * s->N) * sizeof(float)) : NULL;
+    kiln_status prep_c = !strassen ? KILN_OK
+                         : Cc      ? bench_kiln_gemm_prepare(&gc, target, s->M, s->N, s->K, b.A, b.B[0], Cc, b.n_b,
+                                                             BENCH_B_CLASSICAL)
+                                   : KILN_ERROR_OUT_OF_MEMORY;
     blas_problem bp = {.M = (int)s->M, .N = (int)s->N, .K = (int)s->K, .A = b.A, .n_b = b.n_b, .C = b.Cb};
     memcpy(bp.B, b.B, sizeof bp.B);
     double flops = 2.0 * (double)s->M * (double)s->N * (double)s->K;
     for (size_t t = 0; t < o->n_threads; t++) {
         gemm_row *r = &rows[t];
-        *r = (gemm_row){.shape = s, .threads = o->threads[t], .kiln_threads = bench_kiln_threads_used(o->threads[t])};
+        *r = (gemm_row){.shape = s, .threads = o->threads[t], .kiln_threads = bench_kiln_threads_used(o->threads[t]),
+                        .strassen = strassen};
+        if (strassen) {
+            kiln_status st = prep_c == KILN_OK ? bench_kiln_gemm_set_threads(&gc, o->threads[t]) : prep_c;
+            r->classical = st == KILN_OK ? gemm_time_calls(kiln_call, &gc, flops, o->min_time)
+                                         : (gemm_figure){.ran = true, .status = st};
+            if (st == KILN_OK) bench_kiln_gemm_set_threads(&gc, 1); /* its pool's threads go before g's start */
+        }
         kiln_status threads_st = target && prep == KILN_OK ? bench_kiln_gemm_set_threads(&g, o->threads[t]) : prep;
         if (target && threads_st != KILN_OK) r->kiln = (gemm_figure){.ran = true, .status = threads_st};
         else if (target) r->kiln = gemm_time_calls(kiln_call, &g, flops, o->min_time);
@@ -253,10 +268,16 @@ static bool measure_shape(const gemm_shape *s, const kiln_cpu_target *target, co
         settle();
         if (r->kiln.ran && r->kiln.status == KILN_OK)
             r->rel_err = gemm_relative_error(b.Ck, b.Cb, (size_t)(s->M * s->N));
-        fprintf(stderr, "  %-20s %dT  kiln %8.1f  OpenBLAS %8.1f GFLOP/s\n", s->name, o->threads[t], r->kiln.gflops,
+        if (strassen && r->classical.status == KILN_OK)
+            r->classical_rel_err = gemm_relative_error(Cc, b.Cb, (size_t)(s->M * s->N));
+        fprintf(stderr, "  %-20s %dT  kiln %8.1f  OpenBLAS %8.1f GFLOP/s", s->name, o->threads[t], r->kiln.gflops,
                 r->blas.gflops);
+        if (strassen) fprintf(stderr, "  (kiln one Strassen level; classical %.1f)", r->classical.gflops);
+        fprintf(stderr, "\n");
     }
     if (target && prep == KILN_OK) bench_kiln_gemm_release(&g);
+    if (strassen && prep_c == KILN_OK) bench_kiln_gemm_release(&gc);
+    free(Cc);
     free_buffers(&b);
     return true;
 }

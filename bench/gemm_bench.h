@@ -41,6 +41,9 @@ typedef struct gemm_row {
     int kiln_threads;       /* kiln's kernel really used (see bench_kiln_threads_used) */
     gemm_figure kiln, blas;
     double rel_err;         /* max |kiln - OpenBLAS| / max |OpenBLAS|, when both ran */
+    bool strassen;          /* kiln ran one Strassen level (B packed as the compiler packs it) */
+    gemm_figure classical;  /* with strassen: kiln's classical GEMM on the same problem */
+    double classical_rel_err;
     double read_gbs_near;   /* decode rows: the read bandwidth at this thread count measured
                                right after the shape (0: not measured, use the run's) */
 } gemm_row;

@@ -36,8 +36,8 @@ static bool measure(const gemm_shape *s, const int *threads, size_t n_threads, d
         bench_fill_random(B, kn, 2 + (uint64_t)s->N);
         int copies = gemm_weight_copies(s);
         bench_kiln_gemm g16, g32;
-        kiln_status p16 = bench_kiln_gemm_prepare(&g16, bf16_target, s->M, s->N, s->K, A, B, C16, copies, true);
-        kiln_status p32 = bench_kiln_gemm_prepare(&g32, f32_target, s->M, s->N, s->K, A, B, C32, copies, false);
+        kiln_status p16 = bench_kiln_gemm_prepare(&g16, bf16_target, s->M, s->N, s->K, A, B, C16, copies, BENCH_B_BF16);
+        kiln_status p32 = bench_kiln_gemm_prepare(&g32, f32_target, s->M, s->N, s->K, A, B, C32, copies, BENCH_B_COMPILED);
         double flops = 2.0 * (double)s->M * (double)s->N * (double)s->K;
         for (size_t t = 0; t < n_threads; t++) {
             bf16_row *r = &rows[t];

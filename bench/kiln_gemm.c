@@ -52,17 +52,21 @@ static void set_shape(kiln_tensor *t, int64_t d0, int64_t d1)
 }
 
 kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *target, int64_t M, int64_t N,
-                                    int64_t K, const float *A, const float *B, float *Y, int b_copies, bool bf16)
+                                    int64_t K, const float *A, const float *B, float *Y, int b_copies, bench_b_form form)
 {
     memset(g, 0, sizeof *g);
     if (b_copies < 1 || b_copies > BENCH_MAX_B_COPIES) return KILN_ERROR_INVALID_ARGUMENT;
     g->target = target;
     const kiln_cpu_kernels *k = target->kernels;
     kiln_cpu_gemm_params *p = &g->params;
+    const bool bf16 = form == BENCH_B_BF16;
+    const bool strassen = form == BENCH_B_COMPILED && kiln_cpu_gemm_strassen_pays(M, N, K);
     *p = (kiln_cpu_gemm_params){.M = M, .N = N, .K = K, .batch = 1, .lda = K, .ldb = N, .ldy = N, .alpha = 1.0f,
-                                .beta = 0.0f, .b_packed = bf16 ? KILN_CPU_PACKED_BF16 : 1,
+                                .beta = 0.0f, .b_packed = bf16 ? KILN_CPU_PACKED_BF16 : strassen ? KILN_CPU_PACKED_STRASSEN : 1,
                                 .bias_kind = KILN_CPU_BIAS_NONE, .act = {.kind = KILN_CPU_ACT_NONE}};
-    size_t packed_size = bf16 ? kiln_cpu_pack_b_bf16_size(K, N, k->gemm_nr) : kiln_cpu_pack_b_size(K, N, k->gemm_nr);
+    size_t packed_size = bf16       ? kiln_cpu_pack_b_bf16_size(K, N, k->gemm_nr)
+                         : strassen ? kiln_cpu_pack_b_strassen_size(K, N, k->gemm_nr)
+                                    : kiln_cpu_pack_b_size(K, N, k->gemm_nr);
     for (g->n_b_copies = 0; g->n_b_copies < b_copies; g->n_b_copies++) {
         float *copy = bench_alloc(packed_size);
         if (!copy) {
@@ -71,6 +75,8 @@ kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *t
         }
         if (bf16)
             kiln_cpu_pack_b_bf16(B, K, N, 0, k->gemm_nr, (uint32_t *)(void *)copy);
+        else if (strassen)
+            kiln_cpu_pack_b_strassen(B, K, N, 0, k->gemm_nr, copy);
         else
             kiln_cpu_pack_b(B, K, N, 0, k->gemm_nr, copy);
         g->b_packed[g->n_b_copies] = copy;

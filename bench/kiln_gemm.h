@@ -33,7 +33,7 @@ int bench_kiln_threads_used(int requested);
 typedef struct bench_kiln_gemm {
     const kiln_cpu_target *target;
     kiln_cpu_gemm_params params;
-    float *b_packed[BENCH_MAX_B_COPIES]; /* kiln_cpu_pack_b layout for the table's NR, each alike */
+    float *b_packed[BENCH_MAX_B_COPIES]; /* B packed for the table's NR, each alike */
     int n_b_copies, next_b;         /* executions use the copies in turn */
     void *workspace;                /* (workspace_size) 64-byte aligned, or NULL when 0 */
     size_t workspace_size;
@@ -43,15 +43,20 @@ typedef struct bench_kiln_gemm {
     void *extra_workspace;
 } bench_kiln_gemm;
 
+/* How B is packed: as the compiler packs an f32 weight (one Strassen level's seven sums when
+ * kiln_cpu_gemm_strassen_pays, else panels), always as panels (the classical GEMM, for
+ * comparison), or as bf16 pairs (precision bf16, a table with a bf16 GEMM). */
+typedef enum bench_b_form { BENCH_B_COMPILED, BENCH_B_CLASSICAL, BENCH_B_BF16 } bench_b_form;
+
 /* Packs B into b_copies (1..BENCH_MAX_B_COPIES) separate buffers that executions take in turn
  * — more than one keeps the weights of an execution out of the cache, as the other layers'
  * weights keep them out in an LLM's decode — sizes the workspace and validates the step as the
- * runtime does at load; bf16: B packed as bf16 pairs (precision bf16, a table with a bf16 GEMM).
+ * runtime does at load; B packed as `form` says (params.b_packed tells which it became).
  * A and Y must outlive the problem; B is not retained. KILN_OK,
  * KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_INVALID_ARGUMENT (b_copies) or KILN_ERROR_INCOMPATIBLE
  * (the table rejects the step); on failure nothing is left to release. */
 kiln_status bench_kiln_gemm_prepare(bench_kiln_gemm *g, const kiln_cpu_target *target, int64_t M, int64_t N,
-                                    int64_t K, const float *A, const float *B, float *Y, int b_copies, bool bf16);
+                                    int64_t K, const float *A, const float *B, float *Y, int b_copies, bench_b_form form);
 /* Runs the following executions on n_threads threads (a kiln thread pool, created here, and a
  * workspace slot per thread, as the runtime gives a delegate handle). KILN_OK,
  * KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_THREAD (then the problem stays single-threaded). */

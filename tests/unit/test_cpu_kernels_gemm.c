@@ -8,6 +8,7 @@
  * generic and avx2 tables must share one tile (their records share packed weights,
  * docs/targets.md). Exit status: 0 when everything passed.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,11 +220,78 @@ static void test_gemm_bf16(void)
     test_gemm_bf16_case(64, 128, 1, 0, KILN_CPU_BIAS_NONE, none);       /* one k: a half pair */
 }
 
+/* One level of Strassen (B packed as its seven quadrant sums): against a double reference of
+   the classical product, with four times the classical tolerance, scaled by |alpha| (each
+   element sums products of partial sums: the error grows with the norms of A and B: 8.7e-5 on
+   outputs of about 20 at K = 2048). Half sizes that leave partial MR and NR panels, K/2 up to one whole K block,
+   A transposed, every bias kind with alpha and beta, fused and separate activations. */
+static void test_gemm_strassen_case(int64_t M, int64_t N, int64_t K, int trans_a, int trans_b, int bias_kind,
+                                    float alpha, float beta, kiln_cpu_act act)
+{
+    char what[160];
+    snprintf(what, sizeof what, "gemm strassen M=%lld N=%lld K=%lld ta=%d tb=%d bias=%d act=%u", (long long)M,
+             (long long)N, (long long)K, trans_a, trans_b, bias_kind, act.kind);
+    int64_t lda = trans_a ? M : K;
+    int64_t bias_n = bias_kind == KILN_CPU_BIAS_SCALAR    ? 1
+                     : bias_kind == KILN_CPU_BIAS_PER_COL ? N
+                     : bias_kind == KILN_CPU_BIAS_PER_ROW ? M
+                                                          : M * N;
+    tbuf *A = tb_f32(M * K), *Braw = tb_f32(K * N), *bias = bias_kind ? tb_f32(bias_n) : NULL, *Y = tb_f32(M * N);
+    fill(tb_data(A), M * K, 1.0f);
+    fill(tb_data(Braw), K * N, 1.0f);
+    if (bias) fill(tb_data(bias), bias_n, 1.0f);
+    double *ref = malloc(sizeof(double) * (size_t)(M * N));
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; k++)
+                acc += (double)tb_data(A)[trans_a ? k * lda + m : m * lda + k] *
+                       tb_data(Braw)[trans_b ? n * K + k : k * N + n];
+            double b = !bias                                 ? 0.0
+                       : bias_kind == KILN_CPU_BIAS_SCALAR   ? tb_data(bias)[0]
+                       : bias_kind == KILN_CPU_BIAS_PER_COL  ? tb_data(bias)[n]
+                       : bias_kind == KILN_CPU_BIAS_PER_ROW  ? tb_data(bias)[m]
+                                                             : tb_data(bias)[m * N + n];
+            ref[m * N + n] = act_ref(&act, alpha * acc + beta * b);
+        }
+    for (size_t t = 0; t < n_tables; t++) {
+        const table *tb = &tables[t];
+        if (!tb->runnable) continue;
+        size_t bytes = kiln_cpu_pack_b_strassen_size(K, N, tb->k->gemm_nr);
+        tbuf *B = tb_f32((int64_t)(bytes / sizeof(float)));
+        kiln_cpu_pack_b_strassen(tb_data(Braw), K, N, trans_b, tb->k->gemm_nr, tb_data(B));
+        kiln_cpu_gemm_params p = {.M = M, .N = N, .K = K, .batch = 1, .lda = lda, .ldb = N, .ldy = N,
+                                  .alpha = alpha, .beta = beta, .trans_a = (uint8_t)trans_a,
+                                  .b_packed = KILN_CPU_PACKED_STRASSEN, .bias_kind = (uint8_t)bias_kind, .act = act};
+        tbuf *in[3] = {A, B, bias}, *out[1] = {Y};
+        if (run_step(tb, KILN_CPU_OP_GEMM, &p, in, bias ? 3 : 2, out, 1, what))
+            close_enough(tb_data(Y), ref, M * N, SUM_RTOL, 4.0 * sum_atol(K) * fmax(1.0, fabs(alpha)), what, tb->k->isa);
+        tb_free(B);
+    }
+    free(ref);
+    tb_free(A);
+    tb_free(Braw);
+    tb_free(bias);
+    tb_free(Y);
+}
+
+static void test_gemm_strassen(void)
+{
+    const kiln_cpu_act none = {.kind = KILN_CPU_ACT_NONE}, relu = {.kind = KILN_CPU_ACT_RELU};
+    const kiln_cpu_act gelu = {.kind = KILN_CPU_ACT_GELU_ERF};
+    test_gemm_strassen_case(2, 2, 2, 0, 0, KILN_CPU_BIAS_NONE, 1.0f, 1.0f, none);        /* 1x1 quadrants */
+    test_gemm_strassen_case(26, 70, 34, 0, 0, KILN_CPU_BIAS_PER_COL, 1.0f, 1.0f, none);  /* partial panels */
+    test_gemm_strassen_case(64, 128, 96, 1, 1, KILN_CPU_BIAS_PER_ROW, 0.5f, 2.0f, gelu); /* A^T, B^T, act */
+    test_gemm_strassen_case(50, 66, 2048, 0, 0, KILN_CPU_BIAS_FULL, -1.5f, 0.25f, relu); /* K/2 = 1024 */
+    test_gemm_strassen_case(150, 96, 40, 1, 0, KILN_CPU_BIAS_SCALAR, 1.0f, -1.0f, relu);
+}
+
 int main(void)
 {
     tables_init();
     test_shared_tile();
     test_gemm();
     test_gemm_bf16();
+    test_gemm_strassen();
     return kernel_tests_report("test_cpu_kernels_gemm");
 }

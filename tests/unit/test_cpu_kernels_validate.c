@@ -95,10 +95,37 @@ static void test_validate_gemm(void)
     ACCEPT("gemm bf16 packed", KILN_CPU_OP_GEMM, bf16, in_bf16, 3, out, mr, nr);
     REJECT("gemm bf16 packed, f32 tensor", KILN_CPU_OP_GEMM, bf16, in, 3, out, mr, nr);
     REJECT("gemm bf16 packed, short", KILN_CPU_OP_GEMM, bf16, in_bf16_short, 3, out, mr, nr);
-    MUTATE("gemm packed kind 3", KILN_CPU_OP_GEMM, bf16, p_.b_packed = 3, in_bf16, 3, out, mr, nr);
+    MUTATE("gemm packed kind 4", KILN_CPU_OP_GEMM, bf16, p_.b_packed = 4, in_bf16, 3, out, mr, nr);
     MUTATE("gemm bf16 packed batched", KILN_CPU_OP_GEMM, bf16, p_.b_batch_stride = 21, in_bf16, 3, out, mr, nr);
     tb_free(Bh);
     tb_free(Bh_short);
+    /* One Strassen level: batch 1, even M, N, K, K/2 within the table's K block, the seven sums. */
+    kiln_cpu_gemm_params st = {.M = 6, .N = 8, .K = 4, .batch = 1, .lda = 4, .ldb = 8, .ldy = 8, .alpha = 1,
+                               .beta = 1, .b_packed = KILN_CPU_PACKED_STRASSEN, .bias_kind = KILN_CPU_BIAS_PER_COL};
+    int64_t sums = (int64_t)(kiln_cpu_pack_b_strassen_size(4, 8, nr) / 4);
+    tbuf *As = tb_f32(24), *Bs = tb_f32(sums), *Bs_short = tb_f32(sums - 1), *bias_s = tb_f32(8), *Ys = tb_f32(48);
+    tbuf *in_s[3] = {As, Bs, bias_s}, *in_s_short[3] = {As, Bs_short, bias_s}, *out_s[1] = {Ys};
+    ACCEPT("gemm strassen", KILN_CPU_OP_GEMM, st, in_s, 3, out_s, mr, nr);
+    REJECT("gemm strassen, B short", KILN_CPU_OP_GEMM, st, in_s_short, 3, out_s, mr, nr);
+    MUTATE("gemm strassen, M odd", KILN_CPU_OP_GEMM, st, (p_.M = 5, p_.ldy = 8), in_s, 3, out_s, mr, nr);
+    MUTATE("gemm strassen, K odd", KILN_CPU_OP_GEMM, st, (p_.K = 3, p_.lda = 4), in_s, 3, out_s, mr, nr);
+    MUTATE("gemm strassen, batched", KILN_CPU_OP_GEMM, st, (p_.batch = 2, p_.M = 3), in_s, 3, out_s, mr, nr);
+    /* K blocks are at most 1024 long: K = 2050 is refused with buffers that would fit it */
+    kiln_cpu_gemm_params st_long = st;
+    st_long.M = 2, st_long.K = st_long.lda = 2050;
+    tbuf *Al = tb_f32(2 * 2050), *Bl = tb_f32((int64_t)(kiln_cpu_pack_b_strassen_size(2050, 8, nr) / 4)), *Yl = tb_f32(16);
+    tbuf *in_l[3] = {Al, Bl, bias_s}, *out_l[1] = {Yl};
+    REJECT("gemm strassen, K/2 past the K block", KILN_CPU_OP_GEMM, st_long, in_l, 3, out_l, mr, nr);
+    st_long.b_packed = 1;
+    ACCEPT("gemm K = 2050 classical", KILN_CPU_OP_GEMM, st_long, in_l, 3, out_l, mr, nr);
+    tb_free(Al);
+    tb_free(Bl);
+    tb_free(Yl);
+    tb_free(As);
+    tb_free(Bs);
+    tb_free(Bs_short);
+    tb_free(bias_s);
+    tb_free(Ys);
     /* Sizes given by the caller: the buffers, not the shapes, bound the access. */
     size_t sizes[3] = {30 * 4, 42 * 4, 7 * 4};
     expect_status("gemm sizes exact", KILN_CPU_OP_GEMM, &base, in, 3, sizes, out, 1, mr, nr, KILN_OK);

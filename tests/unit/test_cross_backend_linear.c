@@ -91,6 +91,9 @@ static void cases_gemm(xb_suite *s)
         {150, 20, 40, 0, 0, 0, 0, 2, true, false, 0},
         {130, 256, 129, 0, 0, 0, 0, 2, false, false, 0},   /* enough work for several threads */
         {130, 256, 129, 1, 1, 0, 0, 5, true, true, 0},
+        /* large enough for one Strassen level (kiln_cpu_gemm_strassen_pays): B as seven sums */
+        {1024, 1024, 1024, 0, 0, 0, 0, 2, false, false, 0},
+        {1024, 1024, 1024, 1, 1, 0.5f, 2.0f, 5, false, false, 0},
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) gemm_case(s, &forms[i]);
     /* Every pair of remainders against the 4x8, 6x16 and 12x32 tiles; B packed or not, both
@@ -395,7 +398,18 @@ static void cases_fused(xb_suite *s)
         gemm_chain(s, k, "GELU (erf)", tail_gelu);
     }
 
-    xb_case *c = xb_case_begin(s, 13, 0, "Sigmoid(x) * x (SiLU) [3,65]");
+    /* One Strassen level with the residual Add fused (a FULL bias) and Relu after all products */
+    xb_case *c = xb_case_begin(s, 13, XB_REDUCES, "MatMul [1024,1024] x const [1024,1024] + Add input + Relu");
+    xb_input(c, "a", XB_DIMS(1024, 1024), -1, 1);
+    xb_weight(c, "b", XB_DIMS(1024, 1024), -1, 1);
+    xb_input(c, "r", XB_DIMS(1024, 1024), -1, 1);
+    xb_node(c, "MatMul", "a,b", "g");
+    xb_node(c, "Add", "g,r", "s");
+    xb_node(c, "Relu", "s", "y");
+    xb_output(c, "y");
+    xb_case_run(c);
+
+    c = xb_case_begin(s, 13, 0, "Sigmoid(x) * x (SiLU) [3,65]");
     xb_input(c, "x", XB_DIMS(3, 65), -8, 8);
     xb_node(c, "Sigmoid", "x", "sig");
     xb_node(c, "Mul", "x,sig", "y");

@@ -78,6 +78,10 @@ typedef enum kiln_cpu_bias_kind {
  * the target's NR, independent of batch: b_batch_stride must be 0) or activations K x N
  * (N x K when trans_b) with leading dimension ldb. Y is M x N with leading dimension ldy. */
 #define KILN_CPU_PACKED_BF16 2
+/* b_packed: B as the seven quadrant sums of one level of Strassen's algorithm
+ * (kiln_cpu_pack_b_strassen); batch 1, M, N and K even, K / 2 within one K block of the table
+ * (kiln_cpu_gemm_kc). */
+#define KILN_CPU_PACKED_STRASSEN 3
 
 typedef struct kiln_cpu_gemm_params {
     int64_t M, N, K, batch;
@@ -87,7 +91,8 @@ typedef struct kiln_cpu_gemm_params {
     uint8_t trans_a, trans_b;
     uint8_t b_packed;               /* 0: B as it is; 1: kiln_cpu_pack_b panels (f32);
                                        KILN_CPU_PACKED_BF16: kiln_cpu_pack_b_bf16 pair panels
-                                       (precision bf16, a BF16 weight tensor) */
+                                       (precision bf16, a BF16 weight tensor);
+                                       KILN_CPU_PACKED_STRASSEN: Strassen's seven B sums */
     uint8_t bias_kind;
     uint32_t reserved;
     kiln_cpu_act act;

@@ -177,7 +177,9 @@ static kiln_status emit_step(aot_lowering *L, size_t k, const aot_step_desc *d, 
 static void to_bf16(aot_step_desc *d)
 {
     aot_operand *w = &d->in[1];
-    if (d->op == KILN_CPU_OP_GEMM && d->params.gemm.b_packed == 1 && w->form == AOT_FORM_PACK_B) {
+    if (d->op == KILN_CPU_OP_GEMM && ((d->params.gemm.b_packed == 1 && w->form == AOT_FORM_PACK_B) ||
+                                      (d->params.gemm.b_packed == KILN_CPU_PACKED_STRASSEN &&
+                                       w->form == AOT_FORM_PACK_B_STRASSEN))) {
         d->params.gemm.b_packed = KILN_CPU_PACKED_BF16;
         w->form = AOT_FORM_PACK_B_BF16;
     } else if (d->op == KILN_CPU_OP_CONV2D && !d->params.conv.depthwise &&

@@ -36,6 +36,8 @@ typedef enum aot_weight_form {
     AOT_FORM_WINOGRAD_B_BF16 = 6, /* WINOGRAD_B's 16 positions, each through kiln_cpu_panels_to_bf16 */
     AOT_FORM_PACK_A_BF16 = 7,     /* PACK_A's groups, each through kiln_cpu_panels_to_bf16 */
     AOT_FORM_WINOGRAD_BF16 = 8,   /* WINOGRAD's 16 positions (MR), each through it */
+    AOT_FORM_PACK_B_STRASSEN = 9, /* kiln_cpu_pack_b_strassen(data, k, n, trans, NR): a large GEMM's
+                                     B as one Strassen level's seven sums */
 } aot_weight_form;
 
 typedef enum aot_operand_kind {

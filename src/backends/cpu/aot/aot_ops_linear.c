@@ -7,6 +7,7 @@
  * over others) stays portable.
  */
 #include "backends/cpu/aot/aot_ops.h"
+#include "backends/cpu/kernels/cpu_kernels.h"
 #include "kernels/portable/conv_geom.h"
 
 /* Packing pads a GEMM's B to a multiple of the target's NR columns and a convolution's filters
@@ -50,6 +51,18 @@ static aot_operand packed_b(const kiln_tensor *b, int64_t k, int64_t n, bool tra
     return o;
 }
 
+/* A GEMM step's weight B, packed; products large enough (kiln_cpu_gemm_strassen_pays) take one
+   level of Strassen: B packed as its seven quadrant sums, 7/4 of its bytes for 7/8 of the
+   multiply-adds. */
+static aot_operand gemm_weight(const kiln_tensor *b, bool trans, kiln_cpu_gemm_params *p)
+{
+    aot_operand o = packed_b(b, p->K, p->N, trans);
+    bool strassen = p->batch == 1 && kiln_cpu_gemm_strassen_pays(p->M, p->N, p->K);
+    if (strassen) o.form = AOT_FORM_PACK_B_STRASSEN;
+    p->b_packed = strassen ? KILN_CPU_PACKED_STRASSEN : 1;
+    return o;
+}
+
 bool aot_describe_gemm(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d)
 {
     const kiln_tensor *a = in[0], *b = aot_input(node, in, 1), *c = aot_input(node, in, 2);
@@ -69,8 +82,7 @@ bool aot_describe_gemm(const kiln_node *node, const kiln_tensor *const *in, cons
     p->trans_a = trans_a;
     d->in[0] = aot_operand_of(node, in, 0);
     if (b->data && padding_acceptable(n, k, 1)) {
-        d->in[1] = packed_b(b, k, n, trans_b);
-        p->b_packed = 1;
+        d->in[1] = gemm_weight(b, trans_b, p);
         p->ldb = n;
     } else {
         d->in[1] = aot_operand_of(node, in, 1);
@@ -134,8 +146,7 @@ bool aot_describe_matmul(const kiln_node *node, const kiln_tensor *const *in, co
     }
     d->in[0] = aot_operand_of(node, in, 0);
     bool pack = b->data && b_stride == 0 && padding_acceptable(n, k, 1);
-    d->in[1] = pack ? packed_b(b, k, n, false) : aot_operand_of(node, in, 1);
-    p->b_packed = d->in[1].form == AOT_FORM_PACK_B;
+    d->in[1] = pack ? gemm_weight(b, false, p) : aot_operand_of(node, in, 1);
     d->in[2] = (aot_operand){.kind = AOT_OPERAND_ABSENT, .input = -1};
     return true;
 }

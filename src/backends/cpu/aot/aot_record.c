@@ -72,6 +72,7 @@ static size_t packed_size(const aot_operand *w, const kiln_cpu_kernels *k)
 {
     if (w->form == AOT_FORM_PACK_B) return kiln_cpu_pack_b_size(w->k, w->n, k->gemm_nr);
     if (w->form == AOT_FORM_PACK_B_BF16) return kiln_cpu_pack_b_bf16_size(w->k, w->n, k->gemm_nr);
+    if (w->form == AOT_FORM_PACK_B_STRASSEN) return kiln_cpu_pack_b_strassen_size(w->k, w->n, k->gemm_nr);
     if (w->form == AOT_FORM_WINOGRAD) return kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_mr);
     if (w->form == AOT_FORM_WINOGRAD_B) return kiln_cpu_pack_winograd_size(w->rows, w->k, k->gemm_nr);
     if (w->form == AOT_FORM_WINOGRAD_B_BF16 || w->form == AOT_FORM_WINOGRAD_BF16) {
@@ -117,6 +118,10 @@ static kiln_status pack(const aot_operand *w, const kiln_cpu_kernels *k, const k
     if (w->form == AOT_FORM_PACK_A_BF16) return pack_filters_bf16(w, false, k->gemm_mr, a, (uint32_t *)(void *)dst);
     if (w->form == AOT_FORM_PACK_B) {
         kiln_cpu_pack_b(src, w->k, w->n, w->trans, k->gemm_nr, dst);
+        return KILN_OK;
+    }
+    if (w->form == AOT_FORM_PACK_B_STRASSEN) {
+        kiln_cpu_pack_b_strassen(src, w->k, w->n, w->trans, k->gemm_nr, dst);
         return KILN_OK;
     }
     if (w->form == AOT_FORM_PACK_B_BF16) {

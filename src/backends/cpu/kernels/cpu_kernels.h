@@ -16,6 +16,7 @@
 #ifndef KILN_BACKENDS_CPU_KERNELS_CPU_KERNELS_H
 #define KILN_BACKENDS_CPU_KERNELS_CPU_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -89,6 +90,24 @@ void kiln_cpu_pack_b(const float *src, int64_t K, int64_t N, int trans, uint32_t
  * zero past K and past N). The layout the bf16 microkernels' vdpbf16ps reads. */
 size_t kiln_cpu_pack_b_bf16_size(int64_t K, int64_t N, uint32_t nr); /* bytes */
 void kiln_cpu_pack_b_bf16(const float *src, int64_t K, int64_t N, int trans, uint32_t nr, uint32_t *dst);
+/* One level of Strassen's algorithm (7 products of half-size quadrants instead of 8) for large
+ * GEMMs whose B is a weight. Quadrant q of a matrix is (row half q / 2, column half q % 2); the
+ * seven products P = (sum of A quadrants) . (sum of B quadrants) are each added to one or two
+ * quadrants of C, each term with its sign (+1, -1; 0 = no second term). */
+typedef struct kiln_cpu_strassen_product {
+    int8_t a_quad[2], a_sign[2];
+    int8_t b_quad[2], b_sign[2];
+    int8_t c_quad[2], c_sign[2];
+} kiln_cpu_strassen_product;
+#define KILN_CPU_STRASSEN_PRODUCTS 7
+extern const kiln_cpu_strassen_product kiln_cpu_strassen[KILN_CPU_STRASSEN_PRODUCTS];
+/* K x N B (N x K if trans; K and N even) as the seven products' B sums, each K/2 x N/2 through
+ * kiln_cpu_pack_b for nr, back to back in product order (KILN_CPU_PACKED_STRASSEN). */
+size_t kiln_cpu_pack_b_strassen_size(int64_t K, int64_t N, uint32_t nr); /* bytes; SIZE_MAX when odd */
+void kiln_cpu_pack_b_strassen(const float *src, int64_t K, int64_t N, int trans, uint32_t nr, float *dst);
+/* Whether an M x K by K x N product with B a weight runs faster as one Strassen level on every
+ * kernel table (measured on the 12x32 and 6x16 tiles; see f32-gemm-strassen.c). */
+bool kiln_cpu_gemm_strassen_pays(int64_t M, int64_t N, int64_t K);
 /* f32 panels of K rows (pack_b or pack_a layout, `panels` of them, `width` wide) as bf16 pair
  * panels: the layout kiln_cpu_pack_b_bf16 gives (ceil(K/2) rows of words per panel). */
 void kiln_cpu_panels_to_bf16(const float *src, int64_t K, int64_t panels, uint32_t width, uint32_t *dst);

@@ -482,5 +482,9 @@ kiln_status kiln_cpu_gemm_step(const kiln_cpu_kit *kit, const void *params, cons
                                kiln_tensor *const *out, kiln_cpu_exec *exec)
 {
     gemm_step_args args = {params, in, out};
+    if (args.p->b_packed == KILN_CPU_PACKED_STRASSEN)
+        return kiln_cpu_gemm_strassen_step(kit, args.p, in[0]->data, in[1]->data,
+                                           args.p->bias_kind != KILN_CPU_BIAS_NONE ? in[2]->data : NULL,
+                                           out[0]->data, exec);
     return kiln_cpu_gemm_batch(kit, args.p->batch, gemm_step_problem, &args, exec);
 }

@@ -25,7 +25,10 @@ typedef void (*kiln_cpu_act_fn)(const kiln_cpu_act *act, const float *x, float *
 
 /* What a GEMM microkernel does after its K loop, for one MR x NR tile of C:
  *   c = alpha * acc + (accumulate ? c : scalar + beta * (row_bias[i] + col_bias[j]))
- * then c = max(c, 0) (NaN -> 0, as Relu) when relu is set. Absent biases count as zero. */
+ * then c = max(c, 0) (NaN -> 0, as Relu) when relu is set. Absent biases count as zero. With
+ * c2 set (one Strassen product feeding two quadrants of C; relu is then off), also
+ *   c2 = c2 + alpha2 * acc
+ * on the same m x n part at the same row stride. */
 typedef struct kiln_cpu_gemm_tile {
     float alpha, beta, scalar;
     uint32_t accumulate, relu;
@@ -33,6 +36,8 @@ typedef struct kiln_cpu_gemm_tile {
     const float *col_bias;      /* (n) bias of the tile's columns, or NULL */
     uint32_t a_step;            /* floats from a's k to k + 1: 0 = MR (a packed panel); 1 only
                                    with m == 1 (one row of A read in place) */
+    float alpha2;
+    float *c2;                  /* a second tile of C the product is added to, or NULL */
 } kiln_cpu_gemm_tile;
 
 /* C (m x n, row stride ldc; m <= MR, n <= NR) from a (kc x MR panel: a[k * MR + i], or with
@@ -81,6 +86,10 @@ typedef void (*kiln_cpu_im2col_fn)(const kiln_cpu_conv_params *p, const float *x
  * zeroes them). The A operand's layout for activations, packed at run time for every GEMM. */
 typedef void (*kiln_cpu_pack_rows_fn)(const float *src, int64_t rs, int64_t live, int64_t kc, uint32_t width,
                                       float *dst);
+/* The same panel of the rows x + sign * y (sign +1 or -1; both sets of rows at stride rs): the A
+ * operand of a Strassen product (f32-gemm-strassen.c), summed as it is packed. */
+typedef void (*kiln_cpu_pack_rows_sum_fn)(const float *x, const float *y, float sign, int64_t rs, int64_t live,
+                                          int64_t kc, uint32_t width, float *dst);
 
 /* Winograd F(2x2, 3x3) (conv params with winograd set). Tile t of an image covers output rows
  * 2 * (t / TW) + {0, 1} and columns 2 * (t % TW) + {0, 1}, TW = ceil(OW / 2), and reads the 4 x 4
@@ -108,6 +117,7 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_maxpool_fn maxpool;
     kiln_cpu_im2col_fn im2col;
     kiln_cpu_pack_rows_fn pack_rows;
+    kiln_cpu_pack_rows_sum_fn pack_rows_sum;
     kiln_cpu_wino_in_fn wino_in;
     kiln_cpu_wino_out_fn wino_out;
     kiln_cpu_gemm_bf16_ukernel gemm_bf16;   /* NULL: the table runs no bf16 weights */
@@ -200,6 +210,14 @@ bool kiln_cpu_gemm_plan_fit(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int6
 kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int64_t K, kiln_cpu_operand a,
                               kiln_cpu_operand b, float *y, int64_t ldy, const kiln_cpu_epilogue *e, void *workspace,
                               size_t workspace_size);
+
+/* ---- one level of Strassen (f32-gemm-strassen.c) ------------------------------------------
+ * A GEMM step whose B is packed as Strassen's seven sums (KILN_CPU_PACKED_STRASSEN; validated:
+ * batch 1, M, N, K even, K/2 <= kiln_cpu_gemm_kc(NR)): the workspace of one task, and the step
+ * (A strided as the params say, bias as bias_kind says or NULL), tasks cut along M. */
+size_t kiln_cpu_gemm_strassen_workspace(uint32_t mr, uint32_t nr, int64_t M, int64_t K, size_t l2);
+kiln_status kiln_cpu_gemm_strassen_step(const kiln_cpu_kit *kit, const kiln_cpu_gemm_params *p, const float *a,
+                                        const float *b, const float *bias, float *y, const kiln_cpu_exec *exec);
 
 /* ---- threaded GEMMs (f32-gemm-parallel.c) -------------------------------------------------- */
 

@@ -34,6 +34,49 @@ void kiln_cpu_pack_b(const float *src, int64_t K, int64_t N, int trans, uint32_t
     }
 }
 
+/* Strassen's seven products (Strassen 1969), in the order the driver runs them: a product's
+   second C quadrant has always had a product already (the microkernel adds into it, c2), and its
+   first one gets its first product with a + sign (stored with the bias, as a classical tile). */
+const kiln_cpu_strassen_product kiln_cpu_strassen[KILN_CPU_STRASSEN_PRODUCTS] = {
+    {{2, 0}, {1, -1}, {0, 1}, {1, 1}, {3, 0}, {1, 0}},  /* (A21 - A11)(B11 + B12): C22 */
+    {{1, 3}, {1, -1}, {2, 3}, {1, 1}, {0, 0}, {1, 0}},  /* (A12 - A22)(B21 + B22): C11 */
+    {{2, 3}, {1, 1}, {0, 0}, {1, 0}, {2, 3}, {1, -1}},  /* (A21 + A22) B11: C21, -C22 */
+    {{0, 0}, {1, 0}, {1, 3}, {1, -1}, {1, 3}, {1, 1}},  /* A11 (B12 - B22): C12, C22 */
+    {{0, 3}, {1, 1}, {0, 3}, {1, 1}, {0, 3}, {1, 1}},   /* (A11 + A22)(B11 + B22): C11, C22 */
+    {{3, 0}, {1, 0}, {2, 0}, {1, -1}, {0, 2}, {1, 1}},  /* A22 (B21 - B11): C11, C21 */
+    {{0, 1}, {1, 1}, {3, 0}, {1, 0}, {0, 1}, {-1, 1}},  /* (A11 + A12) B22: -C11, C12 */
+};
+
+size_t kiln_cpu_pack_b_strassen_size(int64_t K, int64_t N, uint32_t nr)
+{
+    if (K < 0 || N < 0 || K % 2 || N % 2) return SIZE_MAX;
+    size_t one = panels_bytes(N / 2, K / 2, nr);
+    return one == SIZE_MAX || one > SIZE_MAX / KILN_CPU_STRASSEN_PRODUCTS ? SIZE_MAX
+                                                                          : KILN_CPU_STRASSEN_PRODUCTS * one;
+}
+
+void kiln_cpu_pack_b_strassen(const float *src, int64_t K, int64_t N, int trans, uint32_t nr, float *dst)
+{
+    const int64_t hk = K / 2, hn = N / 2;
+    for (int q = 0; q < KILN_CPU_STRASSEN_PRODUCTS; q++) {
+        const kiln_cpu_strassen_product *pr = &kiln_cpu_strassen[q];
+        for (int64_t p0 = 0; p0 < hn; p0 += nr) {
+            for (int64_t k = 0; k < hk; k++) {
+                for (uint32_t j = 0; j < nr; j++) {
+                    int64_t n = p0 + j;
+                    float v = 0.0f;
+                    for (int t = 0; t < 2 && n < hn; t++) {
+                        if (!pr->b_sign[t]) continue;
+                        int64_t r = k + pr->b_quad[t] / 2 * hk, c = n + pr->b_quad[t] % 2 * hn;
+                        v += (float)pr->b_sign[t] * (trans ? src[c * K + r] : src[r * N + c]);
+                    }
+                    *dst++ = v;
+                }
+            }
+        }
+    }
+}
+
 size_t kiln_cpu_pack_b_bf16_size(int64_t K, int64_t N, uint32_t nr)
 {
     /* A pair of bf16 is one float's bytes: the f32 layout of ceil(K / 2) rows. */

@@ -23,7 +23,7 @@
  */
 #include <math.h>
 
-#include "backends/cpu/kernels/cpu_kernels.h"
+#include "backends/cpu/kernels/kernel_kit.h"
 #include "core/check.h"
 
 /* Counts, leading dims and batch strides: far above real tensors, far below overflow. */
@@ -171,6 +171,15 @@ static kiln_status validate_gemm_b(const kiln_cpu_gemm_params *p, const step_io 
         KILN_CHECK(bytes != SIZE_MAX, BAD);
         return need_in(io, 1, KILN_DTYPE_BF16, bytes);
     }
+    if (p->b_packed == KILN_CPU_PACKED_STRASSEN) {
+        /* One level of Strassen (f32-gemm-strassen.c): even halves, K/2 in one K block. */
+        KILN_CHECK(p->batch == 1 && nr >= 1 && nr <= PANEL_MAX, BAD);
+        KILN_CHECK(p->M % 2 == 0 && p->N % 2 == 0 && p->K % 2 == 0 && p->M > 0 && p->N > 0 && p->K > 0, BAD);
+        KILN_CHECK(p->K / 2 <= kiln_cpu_gemm_kc(nr), BAD);
+        size_t bytes = kiln_cpu_pack_b_strassen_size(p->K, p->N, nr);
+        KILN_CHECK(bytes != SIZE_MAX, BAD);
+        return need_in(io, 1, KILN_DTYPE_F32, bytes);
+    }
     if (p->b_packed) {
         KILN_CHECK(p->b_batch_stride == 0, BAD);
         KILN_CHECK(nr >= 1 && nr <= PANEL_MAX, BAD);
@@ -206,7 +215,7 @@ static kiln_status validate_gemm(const kiln_cpu_gemm_params *p, const step_io *i
     const int64_t counts[] = {p->M, p->N, p->K, p->batch, p->lda, p->ldb, p->ldy, p->a_batch_stride,
                               p->b_batch_stride, p->y_batch_stride, p->bias_batch_stride};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) KILN_CHECK(in_range(counts[i], 0, COUNT_MAX), BAD);
-    KILN_CHECK(p->trans_a <= 1 && p->trans_b <= 1 && p->b_packed <= KILN_CPU_PACKED_BF16, BAD);
+    KILN_CHECK(p->trans_a <= 1 && p->trans_b <= 1 && p->b_packed <= KILN_CPU_PACKED_STRASSEN, BAD);
     KILN_TRY(check_act(&p->act));
 
     int64_t a_rows = p->trans_a ? p->K : p->M, a_cols = p->trans_a ? p->M : p->K, extent;

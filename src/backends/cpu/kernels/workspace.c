@@ -13,6 +13,8 @@
 static size_t gemm_workspace(const kiln_cpu_kernels *k, const kiln_cpu_gemm_params *p, size_t l2)
 {
     if (p->batch <= 0 || p->M <= 0 || p->N <= 0 || p->K <= 0) return 0;
+    if (p->b_packed == KILN_CPU_PACKED_STRASSEN)
+        return kiln_cpu_gemm_strassen_workspace(k->gemm_mr, k->gemm_nr, p->M, p->K, l2);
     return kiln_cpu_gemm_workspace(k->gemm_mr, k->gemm_nr, p->M, p->N, p->K, false, p->b_packed != 0, l2);
 }
 

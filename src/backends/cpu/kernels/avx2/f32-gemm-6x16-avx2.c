@@ -52,6 +52,17 @@ static inline void tile_epilogue(const __m256 *lo, const __m256 *hi, float *c, s
     }
 }
 
+/* c2 += alpha2 * acc on a full MR x NR tile at c2 (row stride ldc). */
+static inline void tile_add_second(const __m256 *lo, const __m256 *hi, float *c2, size_t ldc, float alpha2)
+{
+    const __m256 a2 = _mm256_set1_ps(alpha2);
+    for (int i = 0; i < MR; i++) {
+        float *row = c2 + (size_t)i * ldc;
+        _mm256_storeu_ps(row, _mm256_fmadd_ps(a2, lo[i], _mm256_loadu_ps(row)));
+        _mm256_storeu_ps(row + 8, _mm256_fmadd_ps(a2, hi[i], _mm256_loadu_ps(row + 8)));
+    }
+}
+
 void kiln_cpu_f32_gemm_ukernel_6x16__avx2(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
                                           size_t n, const kiln_cpu_gemm_tile *tile)
 {
@@ -91,6 +102,7 @@ void kiln_cpu_f32_gemm_ukernel_6x16__avx2(size_t kc, const float *a, const float
     const __m256 out_lo[MR] = {l0, l1, l2, l3, l4, l5}, out_hi[MR] = {h0, h1, h2, h3, h4, h5};
     if (m == MR && n == NR) {
         tile_epilogue(out_lo, out_hi, c, ldc, tile, tile->col_bias);
+        if (tile->c2) tile_add_second(out_lo, out_hi, tile->c2, ldc, tile->alpha2);
         return;
     }
     /* Partial tile: the same epilogue on a padded copy. A row bias is only read for rows < m. */
@@ -106,4 +118,8 @@ void kiln_cpu_f32_gemm_ukernel_6x16__avx2(size_t kc, const float *a, const float
         for (size_t i = 0; i < m; i++) memcpy(pad + i * NR, c + i * ldc, n * sizeof(float));
     tile_epilogue(out_lo, out_hi, pad, NR, &t, t.col_bias ? bias_pad : NULL);
     for (size_t i = 0; i < m; i++) memcpy(c + i * ldc, pad + i * NR, n * sizeof(float));
+    if (!tile->c2) return;
+    for (size_t i = 0; i < m; i++) memcpy(pad + i * NR, tile->c2 + i * ldc, n * sizeof(float));
+    tile_add_second(out_lo, out_hi, pad, NR, tile->alpha2);
+    for (size_t i = 0; i < m; i++) memcpy(tile->c2 + i * ldc, pad + i * NR, n * sizeof(float));
 }

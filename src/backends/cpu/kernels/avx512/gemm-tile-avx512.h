@@ -3,8 +3,8 @@
  *
  * Layer: backends/cpu/kernels/avx512; include only from files compiled with the avx512 flags.
  * The accumulators are f32 whatever the operands were: c = alpha * acc + (accumulate ? c :
- * scalar + beta * (row_bias[i] + col_bias[j])), then ReLU when asked; lanes past n and rows
- * past m are neither read nor written.
+ * scalar + beta * (row_bias[i] + col_bias[j])), then ReLU when asked, and c2 += alpha2 * acc
+ * when c2 is set; lanes past n and rows past m are neither read nor written.
  */
 #ifndef KILN_BACKENDS_CPU_KERNELS_AVX512_GEMM_TILE_AVX512_H
 #define KILN_BACKENDS_CPU_KERNELS_AVX512_GEMM_TILE_AVX512_H
@@ -56,6 +56,14 @@ static inline void kiln_avx512_store_tile(const __m512 *lo, const __m512 *hi, fl
         _mm512_mask_storeu_ps(row, m0, v0);
         _mm512_mask_storeu_ps(row + 16, m1, v1);
     }
+    if (!tile->c2) return;
+    const __m512 alpha2 = _mm512_set1_ps(tile->alpha2);
+    for (int i = 0; i < KILN_CPU_AVX512_TILE_ROWS; i++) {
+        if ((size_t)i >= m) break;
+        float *row = tile->c2 + (size_t)i * ldc;
+        _mm512_mask_storeu_ps(row, m0, _mm512_fmadd_ps(alpha2, lo[i], _mm512_maskz_loadu_ps(m0, row)));
+        _mm512_mask_storeu_ps(row + 16, m1, _mm512_fmadd_ps(alpha2, hi[i], _mm512_maskz_loadu_ps(m1, row + 16)));
+    }
 }
 
 /* The K loop for the rows a tile has (m > 1), rounded up to 4, 8 or 12: K_LOOP(body) runs one
@@ -71,13 +79,16 @@ static inline void kiln_avx512_store_tile(const __m512 *lo, const __m512 *hi, fl
         K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11)) \
     }
 
-/* Prefetch the tile's rows of C when they will be read (accumulate). */
+/* Prefetch the tile's rows of C when they will be read (accumulate), and of c2. */
 static inline void kiln_avx512_prefetch_tile(const float *c, size_t ldc, size_t m, const kiln_cpu_gemm_tile *tile)
 {
-    if (!tile->accumulate) return;
-    for (size_t i = 0; i < m; i++) {
+    for (size_t i = 0; i < m && tile->accumulate; i++) {
         _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
         _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
+    }
+    for (size_t i = 0; i < m && tile->c2; i++) {
+        _mm_prefetch((const char *)(tile->c2 + i * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(tile->c2 + i * ldc + 16), _MM_HINT_T0);
     }
 }
 

@@ -72,4 +72,6 @@ void kiln_cpu_f32_gemm_ukernel_6x16__generic(size_t kc, const float *a, const fl
             row[j] = v;
         }
     }
+    for (size_t i = 0; tile->c2 && i < m; i++)
+        for (size_t j = 0; j < n; j++) tile->c2[i * ldc + j] += tile->alpha2 * acc[i][j];
 }

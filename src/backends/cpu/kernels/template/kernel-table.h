@@ -35,6 +35,7 @@ static const kiln_cpu_kit kit = {
     .maxpool = KILN_CPU_KIT_FN(f32_maxpool2d),
     .im2col = KILN_CPU_KIT_FN(f32_im2col),
     .pack_rows = KILN_CPU_KIT_FN(f32_pack_rows),
+    .pack_rows_sum = KILN_CPU_KIT_FN(f32_pack_rows_sum),
     .wino_in = KILN_CPU_KIT_FN(f32_wino_in),
     .wino_out = KILN_CPU_KIT_FN(f32_wino_out),
 #ifdef KILN_CPU_TABLE_GEMM_BF16

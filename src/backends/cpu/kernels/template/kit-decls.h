@@ -22,6 +22,8 @@ void KILN_CPU_KIT_FN(f32_im2col)(const kiln_cpu_conv_params *p, const float *x, 
                                  float *dst);
 void KILN_CPU_KIT_FN(f32_pack_rows)(const float *src, int64_t rs, int64_t live, int64_t kc, uint32_t width,
                                     float *dst);
+void KILN_CPU_KIT_FN(f32_pack_rows_sum)(const float *x, const float *y, float sign, int64_t rs, int64_t live,
+                                        int64_t kc, uint32_t width, float *dst);
 void KILN_CPU_KIT_FN(f32_wino_in)(const kiln_cpu_conv_params *p, const float *x, int64_t t0, int64_t live, uint32_t nr,
                                   float *v, size_t v_stride);
 void KILN_CPU_KIT_FN(f32_wino_out)(const kiln_cpu_conv_params *p, const float *m, size_t m_stride, int64_t ldm,
