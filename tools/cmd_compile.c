@@ -34,6 +34,10 @@ static void usage(FILE *f)
             "  --weight-sharing            with several --method: compile partition i of every method\n"
             "                              into one context binary (a graph per method, one copy of\n"
             "                              the weights); the methods must partition alike\n"
+            "  --no-strassen               keep every GEMM classical: by default products of at least\n"
+            "                              1024^3 with a constant B take one level of Strassen's\n"
+            "                              algorithm (faster; 7/4 of that B's bytes; a larger\n"
+            "                              rounding error, docs/kernels.md)\n"
             "  --no-delegate               keep every op on the portable kernels (no --target then)\n"
             "  --slc                       cache-resident scratch planning for the cpu delegates:\n"
             "                              short-lived intermediates in a region sized to the\n"
@@ -78,7 +82,7 @@ int cmd_compile(int argc, char **argv)
     const char *targets[MAX_TARGETS], *precisions[MAX_TARGETS];
     size_t n_methods = 0, n_shapes = 0, n_targets = 0, n_precisions = 0;
     const char *out = NULL, *positional = NULL;
-    int no_delegate = 0, slc = 0, weight_sharing = 0;
+    int no_delegate = 0, slc = 0, weight_sharing = 0, no_strassen = 0;
     long shards = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -126,6 +130,8 @@ int cmd_compile(int argc, char **argv)
             }
         } else if (strcmp(a, "--slc") == 0) {
             slc = 1;
+        } else if (strcmp(a, "--no-strassen") == 0) {
+            no_strassen = 1;
         } else if (a[0] == '-') {
             cli_error("compile: unknown or incomplete option '%s' (try 'kiln compile --help')", a);
             return KILN_EXIT_USAGE;
@@ -153,7 +159,7 @@ int cmd_compile(int argc, char **argv)
     }
     kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = shapes, .n_input_shapes = n_shapes,
                                 .no_delegate = no_delegate, .targets = n_targets ? targets : NULL,
-                                .n_targets = n_targets, .slc = slc, .precisions = n_precisions ? precisions : NULL,
+                                .n_targets = n_targets, .slc = slc, .no_strassen = no_strassen, .precisions = n_precisions ? precisions : NULL,
                                 .n_precisions = n_precisions, .weight_sharing = weight_sharing};
     if (shards) return compile_shards(&opt, methods, n_methods, out, (size_t)shards);
     char message[1024];

@@ -291,8 +291,9 @@ static void print_ctx_text(const ctx_entry *e, uint64_t size)
     const kiln_ctx_header *h = b->header;
     printf("    signature %016llx (%s)\n", (unsigned long long)h->signature,
            e->signature_ok ? "matches the contents" : "DOES NOT MATCH the contents");
-    printf("    spec: precision %s%s%s, scratch group %llu bytes%s\n", h->precision ? "bf16" : "f32",
+    printf("    spec: precision %s%s%s%s, scratch group %llu bytes%s\n", h->precision ? "bf16" : "f32",
            h->spec_flags & KILN_CTX_SPEC_WEIGHT_SHARING ? ", weight sharing" : "", h->spec_flags & KILN_CTX_SPEC_SLC ? ", slc" : "",
+           h->spec_flags & KILN_CTX_SPEC_NO_STRASSEN ? ", no strassen" : "",
            (unsigned long long)h->group_scratch_size, h->group_scratch_size ? "" : " (the graphs' own need)");
     printf("    weights: %u block%s, %llu bytes\n", h->n_blocks, h->n_blocks == 1 ? "" : "s",
            (unsigned long long)weight_bytes(b));
@@ -339,10 +340,11 @@ static void print_ctx_json(const ctx_entry *e, uint64_t size)
     record_size sizes[64];
     bool sized = h->n_records <= 64 && record_sizes(b, size, sizes);
     printf(", \"signature\": \"%016llx\", \"signature_ok\": %s, \"precision\": \"%s\", \"weight_sharing\": %s, "
-           "\"slc\": %s, \"group_scratch_size\": %llu, \"scratch_need\": %llu, \"group_fits\": %s, \"weight_blocks\": %u, "
+           "\"slc\": %s, \"no_strassen\": %s, \"group_scratch_size\": %llu, \"scratch_need\": %llu, \"group_fits\": %s, \"weight_blocks\": %u, "
            "\"weight_bytes\": %llu, \"records\": [",
            (unsigned long long)h->signature, e->signature_ok ? "true" : "false", h->precision ? "bf16" : "f32",
            h->spec_flags & KILN_CTX_SPEC_WEIGHT_SHARING ? "true" : "false", h->spec_flags & KILN_CTX_SPEC_SLC ? "true" : "false",
+           h->spec_flags & KILN_CTX_SPEC_NO_STRASSEN ? "true" : "false",
            (unsigned long long)h->group_scratch_size, (unsigned long long)e->desc.scratch_need,
            e->desc.group_fits ? "true" : "false", h->n_blocks, (unsigned long long)weight_bytes(b));
     for (uint32_t r = 0; r < h->n_records; r++) {

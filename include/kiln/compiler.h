@@ -69,6 +69,11 @@ typedef struct kiln_compile_options {
                                                ONE context binary with a graph per method (named
                                                after it) over one copy of the weights; the methods
                                                must partition alike (docs/cli.md) */
+    int no_strassen;                        /* nonzero: every GEMM of the cpu delegates classical.
+                                               By default products of at least 1024 x 1024 x 1024
+                                               with a constant B take one level of Strassen's
+                                               algorithm: faster, 7/4 of that B's bytes, a larger
+                                               rounding error (docs/kernels.md) */
 } kiln_compile_options;
 
 /* Compile the methods into a program written at out_path (atomically: a temporary file, flushed

@@ -120,6 +120,7 @@ static kiln_status check_no_delegate(const kiln_compile_options *opt, char *mess
     else if (opt->precisions || opt->n_precisions) what = "precisions (--precision)";
     else if (opt->slc) what = "slc (--slc)";
     else if (opt->weight_sharing) what = "weight_sharing (--weight-sharing)";
+    else if (opt->no_strassen) what = "no_strassen (--no-strassen)";
     if (!what) return KILN_OK;
     return reject(KILN_ERROR_COMPILE_SPEC, message, size,
                   "%s cannot be combined with no_delegate (--no-delegate): it applies to the cpu delegates, "
@@ -197,6 +198,7 @@ kiln_status kiln_compile_spec_make(const kiln_compile_options *opt, kiln_compile
     if (st == KILN_OK) st = check_precisions(opt, spec, message, message_size);
     if (st != KILN_OK) return st;
     spec->weight_sharing = opt->weight_sharing != 0;
-    spec->flags = (opt->slc ? KILN_CTX_SPEC_SLC : 0u) | (spec->weight_sharing ? KILN_CTX_SPEC_WEIGHT_SHARING : 0u);
+    spec->flags = (opt->slc ? KILN_CTX_SPEC_SLC : 0u) | (spec->weight_sharing ? KILN_CTX_SPEC_WEIGHT_SHARING : 0u) |
+                  (opt->no_strassen ? KILN_CTX_SPEC_NO_STRASSEN : 0u);
     return KILN_OK;
 }

@@ -128,14 +128,16 @@ static void matmul_model(int64_t m, int64_t k, int64_t n, uint8_t **data, size_t
 
 /* Compiles the model for the generic target (or x86-64-v4-bf16 at precision bf16), counts the
    steps of each op in its one graph and keeps the params of its last LAYERNORM, CONV2D and GEMM
-   steps. */
-static void compiled_steps(uint8_t *onnx, size_t onnx_size, const char *precision, uint32_t counts[16],
-                           kiln_cpu_layernorm_params *ln, kiln_cpu_conv_params *conv, kiln_cpu_gemm_params *gemm)
+   steps; no_strassen as the compile option. */
+static void compiled_steps(uint8_t *onnx, size_t onnx_size, const char *precision, bool no_strassen,
+                           uint32_t counts[16], kiln_cpu_layernorm_params *ln, kiln_cpu_conv_params *conv,
+                           kiln_cpu_gemm_params *gemm)
 {
     const char *target[1] = {precision ? "x86-64-v4-bf16" : "generic"};
     kiln_compile_method m = {"forward", NULL, onnx, onnx_size};
     kiln_compile_options opt = {.struct_size = sizeof opt, .targets = target, .n_targets = 1,
-                                .precisions = precision ? &precision : NULL, .n_precisions = precision ? 1 : 0};
+                                .precisions = precision ? &precision : NULL, .n_precisions = precision ? 1 : 0,
+                                .no_strassen = no_strassen};
     void *program = NULL;
     size_t size = 0;
     char message[512] = "";
@@ -173,82 +175,87 @@ int main(void)
 
     unit_section("RMSNorm with a constant weight: one LAYERNORM step, rms set");
     rmsnorm_model(false, &onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_LAYERNORM] == 1);
     EXPECT(counts[KILN_CPU_OP_GEMM] == 0 && counts[KILN_CPU_OP_BINARY] == 0 && counts[KILN_CPU_OP_UNARY] == 0);
     EXPECT(ln.rms == 1 && ln.has_bias == 0 && ln.n == N && ln.outer == 10 && ln.epsilon == 1e-5f);
 
     unit_section("the same chain with the weight an input: no fusion, the row mean a GEMM");
     rmsnorm_model(true, &onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_LAYERNORM] == 0);
     EXPECT(counts[KILN_CPU_OP_GEMM] == 1);
     EXPECT(counts[KILN_CPU_OP_BINARY] >= 3);
 
     unit_section("3x3 convolution, 32 -> 40 channels, 16x16: Winograd (64 tiles)");
     conv_model(16, 40, 1, false, &onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1);
 
     unit_section("the same at 7x7: direct (16 tiles, too few as columns), pixels as columns (40 channels)");
     conv_model(7, 40, 1, false, &onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 0 && conv.pixel_rows == 0);
 
     unit_section("7x7 with 64 output channels: Winograd with the 16 tiles as rows");
     conv_model(7, 64, 1, false, &onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1 && conv.pixel_rows == 1);
 
     unit_section("stride 2 from 14x14 to 7x7, 64 output channels: direct, pixels as rows (49 would fill 77% of two panels)");
     conv_model(14, 64, 2, false, &onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 0 && conv.pixel_rows == 1);
 
     unit_section("16x16 with 64 output channels: Winograd, 64 tiles as columns");
     conv_model(16, 64, 1, false, &onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1 && conv.pixel_rows == 0);
 
     unit_section("14x14 with 64 output channels: Winograd, 49 tiles as rows");
     conv_model(14, 64, 1, false, &onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.winograd == 1 && conv.pixel_rows == 1);
 
     unit_section("Winograd convolution + Add(x) + Relu: one step, the residual added in its output transform");
     conv_model(16, 32, 1, true, &onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && counts[KILN_CPU_OP_BINARY] == 0 && counts[KILN_CPU_OP_UNARY] == 0);
     EXPECT(conv.winograd == 1 && conv.has_residual == 1 && conv.act.kind == KILN_CPU_ACT_RELU);
 
     unit_section("the same at 8 input channels (direct): the Add stays a step, Relu fused into it");
     conv_model_c8_residual(&onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && counts[KILN_CPU_OP_BINARY] == 1 && counts[KILN_CPU_OP_UNARY] == 0);
     EXPECT(conv.has_residual == 0);
 
     unit_section("pixels-as-rows convolution + Add(r) + Relu: one step, the residual added after the transposition");
     rows_residual_model(&onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && counts[KILN_CPU_OP_BINARY] == 0 && counts[KILN_CPU_OP_UNARY] == 0);
     EXPECT(conv.pixel_rows == 1 && conv.winograd == 0 && conv.has_residual == 1 && conv.act.kind == KILN_CPU_ACT_RELU);
 
     unit_section("MatMul 1024 x 1024 x 1024 with a constant B: one Strassen level, B as its seven sums");
     matmul_model(1024, 1024, 1024, &onnx, &size);
-    compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_GEMM] == 1 && gemm.b_packed == KILN_CPU_PACKED_STRASSEN);
 
     unit_section("halves under 512, K/2 past one K block, or an odd dimension: classical panels");
     static const int64_t classical[][3] = {{1022, 1024, 1024}, {1024, 2050, 1024}, {1024, 1024, 1023}};
     for (size_t i = 0; i < sizeof classical / sizeof classical[0]; i++) {
         matmul_model(classical[i][0], classical[i][1], classical[i][2], &onnx, &size);
-        compiled_steps(onnx, size, NULL, counts, &ln, &conv, &gemm);
+        compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
         EXPECT(counts[KILN_CPU_OP_GEMM] == 1 && gemm.b_packed == 1);
     }
 
+    unit_section("the same with no_strassen (--no-strassen): classical panels");
+    matmul_model(1024, 1024, 1024, &onnx, &size);
+    compiled_steps(onnx, size, NULL, true, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_GEMM] == 1 && gemm.b_packed == 1);
+
     unit_section("precision bf16: the same 1024 product as bf16 pairs, not Strassen");
     matmul_model(1024, 1024, 1024, &onnx, &size);
-    compiled_steps(onnx, size, "bf16", counts, &ln, &conv, &gemm);
+    compiled_steps(onnx, size, "bf16", false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_GEMM] == 1 && gemm.b_packed == KILN_CPU_PACKED_BF16);
     return unit_finish("test_compile_lowering");
 }

@@ -144,6 +144,8 @@ static void test_invalid_specs(void)
         {"no_delegate + precision", "precisions (--precision)",
          {.struct_size = sizeof(kiln_compile_options), .no_delegate = 1, .precisions = f32, .n_precisions = 1}},
         {"no_delegate + slc", "slc (--slc)", {.struct_size = sizeof(kiln_compile_options), .no_delegate = 1, .slc = 1}},
+        {"no_delegate + no_strassen", "no_strassen (--no-strassen)",
+         {.struct_size = sizeof(kiln_compile_options), .no_delegate = 1, .no_strassen = 1}},
         {"no_delegate + weight sharing", "weight_sharing (--weight-sharing)",
          {.struct_size = sizeof(kiln_compile_options), .no_delegate = 1, .weight_sharing = 1}},
     };

@@ -32,6 +32,7 @@
 typedef enum kiln_ctx_precision { KILN_CTX_PRECISION_F32 = 0, KILN_CTX_PRECISION_BF16 = 1 } kiln_ctx_precision;
 #define KILN_CTX_SPEC_SLC (1u << 0)
 #define KILN_CTX_SPEC_WEIGHT_SHARING (1u << 1)
+#define KILN_CTX_SPEC_NO_STRASSEN (1u << 2)   /* every GEMM classical (kiln_compile_options) */
 
 typedef struct kiln_ctx_header {
     char magic[8];

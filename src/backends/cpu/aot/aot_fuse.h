@@ -24,6 +24,7 @@ typedef struct aot_lowering {
     bool *ready;            /* (n_values) computed by a step emitted so far, or a graph input */
     size_t cap_tensors;
     bool bf16;              /* precision bf16: GEMMs with a packed constant B store it as bf16 */
+    bool classical_gemm;    /* no Strassen level for large GEMMs (KILN_CTX_SPEC_NO_STRASSEN) */
     char *message;
     size_t message_size;
 } aot_lowering;

@@ -196,6 +196,14 @@ static void to_bf16(aot_step_desc *d)
     w->t.dtype = KILN_DTYPE_BF16;
 }
 
+/* Without Strassen (KILN_CTX_SPEC_NO_STRASSEN) a large GEMM keeps B as plain panels. */
+static void to_classical(aot_step_desc *d)
+{
+    if (d->op != KILN_CPU_OP_GEMM || d->params.gemm.b_packed != KILN_CPU_PACKED_STRASSEN) return;
+    d->params.gemm.b_packed = 1;
+    d->in[1].form = AOT_FORM_PACK_B;
+}
+
 static kiln_status lower_node(aot_lowering *L, size_t k)
 {
     aot_node_view v;
@@ -208,17 +216,20 @@ static kiln_status lower_node(aot_lowering *L, size_t k)
     for (uint32_t i = 0; i < d.n_inputs; i++)
         if (d.in[i].kind == AOT_OPERAND_VALUE) d.in[i].value = L->g->nodes[k].inputs[d.in[i].input];
     aot_fuse_node(L, k, &d, &y);
+    if (L->classical_gemm) to_classical(&d);
     if (L->bf16) to_bf16(&d);
     if (alias_copy(L, k, &d, y)) return KILN_OK;
     return emit_step(L, k, &d, y);
 }
 
-kiln_status aot_lower_graph(const kiln_cpu_aot_graph *g, uint32_t precision, kiln_arena *arena, aot_graph *out,
+kiln_status aot_lower_graph(const kiln_cpu_aot_graph *g, uint32_t precision, uint32_t spec_flags, kiln_arena *arena,
+                            aot_graph *out,
                             char *message,
                             size_t message_size)
 {
     memset(out, 0, sizeof *out);
     aot_lowering L = {.g = g, .arena = arena, .out = out, .bf16 = precision == KILN_CTX_PRECISION_BF16,
+                      .classical_gemm = (spec_flags & KILN_CTX_SPEC_NO_STRASSEN) != 0,
                       .message = message, .message_size = message_size};
     KILN_CHECK(g && g->name && (g->values || !g->n_values) && (g->nodes || !g->n_nodes), KILN_ERROR_INVALID_ARGUMENT);
     KILN_CHECK(g->n_values < INT32_MAX && g->n_nodes < INT32_MAX / 8, KILN_ERROR_LIMIT);

@@ -50,12 +50,12 @@ typedef struct aot_graph {
 } aot_graph;
 
 /* Lower g into *out, every allocation from arena; precision (kiln_ctx_precision) bf16 stores the
- * GEMMs' packed constant B as bf16 pairs. KILN_ERROR_NOT_SUPPORTED (a node the backend
+ * GEMMs' packed constant B as bf16 pairs; spec_flags with KILN_CTX_SPEC_NO_STRASSEN keeps every
+ * GEMM classical. KILN_ERROR_NOT_SUPPORTED (a node the backend
  * does not take; message names it), KILN_ERROR_INVALID_ARGUMENT (malformed graph),
  * KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_LIMIT. */
-kiln_status aot_lower_graph(const kiln_cpu_aot_graph *g, uint32_t precision, kiln_arena *arena, aot_graph *out,
-                            char *message,
-                            size_t message_size);
+kiln_status aot_lower_graph(const kiln_cpu_aot_graph *g, uint32_t precision, uint32_t spec_flags, kiln_arena *arena,
+                            aot_graph *out, char *message, size_t message_size);
 
 /* Give every buffer an offset: lowest 64-aligned place clear of every buffer alive at the same
  * time (largest first). Sets intermediates_size. KILN_ERROR_LIMIT on overflow. */

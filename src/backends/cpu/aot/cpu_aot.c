@@ -62,7 +62,7 @@ static kiln_status lower_all(const kiln_cpu_aot_spec *spec, const kiln_cpu_aot_g
                              kiln_arena *arena, aot_graph *lowered, char *message, size_t message_size)
 {
     for (size_t i = 0; i < n_graphs; i++) {
-        KILN_TRY(aot_lower_graph(&graphs[i], spec->precision, arena, &lowered[i], message, message_size));
+        KILN_TRY(aot_lower_graph(&graphs[i], spec->precision, spec->flags, arena, &lowered[i], message, message_size));
         KILN_TRY(plan_graph(spec, &lowered[i], arena));
     }
     return KILN_OK;

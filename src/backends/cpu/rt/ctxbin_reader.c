@@ -91,7 +91,7 @@ static kiln_status check_header(reader *rd, const void *data, size_t size)
     if (h->file_size != size)
         return REJECT(rd, "header says %llu bytes, payload has %zu", (unsigned long long)h->file_size, size);
     if (h->precision > KILN_CTX_PRECISION_BF16) return REJECT(rd, "unknown precision %u", h->precision);
-    if (h->spec_flags & ~(KILN_CTX_SPEC_SLC | KILN_CTX_SPEC_WEIGHT_SHARING))
+    if (h->spec_flags & ~(KILN_CTX_SPEC_SLC | KILN_CTX_SPEC_WEIGHT_SHARING | KILN_CTX_SPEC_NO_STRASSEN))
         return REJECT(rd, "unknown compile-spec flags 0x%x", h->spec_flags);
     if (h->group_scratch_size > MAX_SCRATCH) return REJECT(rd, "scratch group size too large");
     if (!all_zero(h->reserved, sizeof h->reserved)) return REJECT(rd, "reserved header bytes are not zero");
