@@ -270,6 +270,9 @@ static void cases_conv(xb_suite *s)
          XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
         {"threads: Winograd, 49 tiles as rows [1,128,14,14] -> 128", XB_DIMS(1, 128, 14, 14), 128, 1, XB_DIMS(3, 3),
          NONE, XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+        /* tile panels shared out evenly, chunks not crossing an image (225 tiles an image) */
+        {"threads: Winograd, 2 images [2,64,30,30] -> 64", XB_DIMS(2, 64, 30, 30), 64, 1, XB_DIMS(3, 3), NONE,
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
         {"threads: pixels as rows 3x3 stride 2 [1,128,14,14] -> 256", XB_DIMS(1, 128, 14, 14), 256, 1, XB_DIMS(3, 3),
          XB_DIMS(2, 2), XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
         {"threads: pointwise [2,64,24,24] -> 65", XB_DIMS(2, 64, 24, 24), 65, 1, XB_DIMS(1, 1), NONE, NONE, NONE, 0, 0},

@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 
 #include "backends/cpu/kernels/kernel_kit.h"
+#include "core/check.h"
 
 /* Multiply-adds a task must have before waking a worker pays. */
 #define WINO_GRAIN ((int64_t)1 << 18)
@@ -95,34 +96,69 @@ static kiln_status chunk_products(const wino_job *j, const float *v, float *m, f
     return KILN_OK;
 }
 
+/* With whole chunks per task (ranges == 1) each task takes an even share of the N x panels tile
+   panels (panels of `unit` tiles), in chunks of at most tc tiles within one image: the chunk
+   starting at panel q of the share [q, hi) — its image, first tile and tiles — and the panel
+   after it. Equal chunks shared out whole left ResNet-18's 56x56 layers (13 chunks of 64 tiles)
+   7 : 6 on two threads. */
+static int64_t next_chunk(const wino_job *j, int64_t tiles, int64_t q, int64_t hi, int64_t *n, int64_t *t0,
+                          int64_t *live)
+{
+    int64_t panels = ceil_div(tiles, j->unit), end = q + j->tc / j->unit;
+    *n = q / panels;
+    if (end > (*n + 1) * panels) end = (*n + 1) * panels;
+    if (end > hi) end = hi;
+    *t0 = q % panels * j->unit;
+    int64_t stop = (end - *n * panels) * j->unit;
+    *live = (stop < tiles ? stop : tiles) - *t0;
+    return end;
+}
+
+/* One chunk of image n, tiles [t0, t0 + live), output channels [r0, r1): input transform (unless
+   the task's V already holds it), the 16 products, output transform. */
+static kiln_status run_chunk(const wino_job *j, float *ws, int64_t n, int64_t t0, int64_t live, int64_t r0, int64_t r1,
+                             bool transform)
+{
+    const kiln_cpu_kit *kit = j->kit;
+    const kiln_cpu_conv_params *p = j->p;
+    const int64_t C = p->C, M = p->M, tc = j->tc;
+    float *v = ws, *m = v + 16 * C * tc, *t = m + 16 * M * tc;
+    float *s = p->bf16 ? t + (p->pixel_rows ? tc * ceil_div(M, kit->nr) * kit->nr : 0) : NULL;
+    if (transform) kit->wino_in(p, j->x + n * C * p->H * p->W, t0, live, j->unit, v, (size_t)(C * tc));
+    KILN_TRY(chunk_products(j, v, m, t, s, live, r0, r1));
+    int64_t plane0 = (n * M + r0) * p->OH * p->OW;
+    kit->wino_out(p, m + r0 * tc, (size_t)(M * tc), tc, r1 - r0, t0, live, j->bias ? j->bias + r0 : NULL,
+                  j->res ? j->res + plane0 : NULL, j->y + plane0);
+    return KILN_OK;
+}
+
 static void wino_task(void *arg, size_t task)
 {
     wino_job *j = arg;
-    const kiln_cpu_kit *kit = j->kit;
     const kiln_cpu_conv_params *p = j->p;
-    const int64_t tiles = tiles_of(p), C = p->C, M = p->M, tc = j->tc;
-    float *v = kiln_cpu_task_workspace(j->exec, task), *m = v + 16 * C * tc, *t = m + 16 * M * tc;
-    float *s = p->bf16 ? t + (p->pixel_rows ? tc * ceil_div(M, kit->nr) * kit->nr : 0) : NULL;
-    int64_t lo, hi, transformed = -1;
-    kiln_cpu_split(p->N * j->chunks * j->ranges, j->tasks, task, &lo, &hi);
-    for (int64_t item = lo; item < hi; item++) {
-        int64_t chunk_id = item / j->ranges, n = chunk_id / j->chunks, t0 = chunk_id % j->chunks * tc;
-        int64_t live = tiles - t0 < tc ? tiles - t0 : tc, r0, r1;
-        if (chunk_id != transformed) {
-            kit->wino_in(p, j->x + n * C * p->H * p->W, t0, live, j->unit, v, (size_t)(C * tc));
-            transformed = chunk_id;
+    const int64_t tiles = tiles_of(p);
+    float *ws = kiln_cpu_task_workspace(j->exec, task);
+    int64_t lo, hi, transformed = -1, n, t0, live;
+    kiln_status st = KILN_OK;
+    if (j->ranges == 1) {
+        kiln_cpu_split(p->N * ceil_div(tiles, j->unit), j->tasks, task, &lo, &hi);
+        for (int64_t q = lo; q < hi && st == KILN_OK;) {
+            q = next_chunk(j, tiles, q, hi, &n, &t0, &live);
+            st = run_chunk(j, ws, n, t0, live, 0, p->M, true);
         }
-        kiln_cpu_split_aligned(M, j->channel_unit, (size_t)j->ranges, (size_t)(item % j->ranges), &r0, &r1);
-        if (r0 == r1) continue;
-        kiln_status st = chunk_products(j, v, m, t, s, live, r0, r1);
-        if (st != KILN_OK) {
-            kiln_cpu_record_failure(&j->status, st);
-            return;
-        }
-        int64_t plane0 = (n * M + r0) * p->OH * p->OW;
-        kit->wino_out(p, m + r0 * tc, (size_t)(M * tc), tc, r1 - r0, t0, live, j->bias ? j->bias + r0 : NULL,
-                      j->res ? j->res + plane0 : NULL, j->y + plane0);
     }
+    /* Channel ranges: items (chunk, range), a chunk's V transformed once per task taking part. */
+    kiln_cpu_split(j->ranges > 1 ? p->N * j->chunks * j->ranges : 0, j->tasks, task, &lo, &hi);
+    for (int64_t item = lo; item < hi && st == KILN_OK; item++) {
+        int64_t chunk_id = item / j->ranges, r0, r1;
+        n = chunk_id / j->chunks, t0 = chunk_id % j->chunks * j->tc;
+        live = tiles - t0 < j->tc ? tiles - t0 : j->tc;
+        kiln_cpu_split_aligned(p->M, j->channel_unit, (size_t)j->ranges, (size_t)(item % j->ranges), &r0, &r1);
+        if (r0 == r1) continue;
+        st = run_chunk(j, ws, n, t0, live, r0, r1, chunk_id != transformed);
+        transformed = chunk_id;
+    }
+    if (st != KILN_OK) kiln_cpu_record_failure(&j->status, st);
 }
 
 /* The busiest task's work when items (chunk, channel range) are shared out in runs, as
@@ -134,7 +170,18 @@ static double busiest(const wino_job *j, int64_t tiles, int64_t panels, size_t t
 {
     int64_t items = j->p->N * j->chunks * j->ranges;
     double worst = 0.0;
-    for (size_t t = 0; t < tasks; t++) {
+    for (size_t t = 0; t < tasks && j->ranges == 1; t++) { /* wino_task's even share of panels */
+        int64_t lo, hi, n, t0, live;
+        double sum = 0.0;
+        kiln_cpu_split(j->p->N * ceil_div(tiles, j->unit), tasks, t, &lo, &hi);
+        for (int64_t q = lo; q < hi;) {
+            q = next_chunk(j, tiles, q, hi, &n, &t0, &live);
+            int64_t padded = j->p->pixel_rows ? ceil_div(live, 4) * 4 : ceil_div(live, j->unit) * j->unit;
+            sum += (double)padded * (double)(panels * j->channel_unit + TRANSFORM_ROWS);
+        }
+        worst = sum > worst ? sum : worst;
+    }
+    for (size_t t = 0; t < tasks && j->ranges > 1; t++) {
         int64_t lo, hi;
         double sum = 0.0;
         kiln_cpu_split(items, tasks, t, &lo, &hi);
@@ -154,23 +201,28 @@ static double busiest(const wino_job *j, int64_t tiles, int64_t panels, size_t t
    busiest-task work. With fewer or unequal chunks than threads (49 tiles: chunks of 32 and 17),
    cutting the output channels evens the tasks out, at the price of transforming a chunk's V in
    every task that takes part of it. */
+/* Tasks for r channel ranges: one per item, at most max_tasks; items are tile panels with whole
+   chunks (r = 1), else (chunk, range) pairs. */
+static size_t tasks_for(const wino_job *j, int64_t tiles, int64_t r, size_t max_tasks)
+{
+    int64_t items = r == 1 ? j->p->N * ceil_div(tiles, j->unit) : j->p->N * j->chunks * r;
+    return items < (int64_t)max_tasks ? (size_t)items : max_tasks;
+}
+
 static void choose_ranges(wino_job *j, int64_t tiles, int64_t panels, size_t max_tasks)
 {
     double best = -1.0;
     int64_t best_ranges = 1;
     for (int64_t r = 1; r <= (int64_t)max_tasks && r <= panels; r++) {
         j->ranges = r;
-        int64_t items = j->p->N * j->chunks * r;
-        size_t tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;
-        double cost = busiest(j, tiles, panels, tasks);
+        double cost = busiest(j, tiles, panels, tasks_for(j, tiles, r, max_tasks));
         if (best < 0.0 || cost < best) {
             best = cost;
             best_ranges = r;
         }
     }
     j->ranges = best_ranges;
-    int64_t items = j->p->N * j->chunks * best_ranges;
-    j->tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;
+    j->tasks = tasks_for(j, tiles, best_ranges, max_tasks);
 }
 
 kiln_status kiln_cpu_winograd_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
