@@ -5,7 +5,8 @@
  * input channel instead of 36: the input patches are transformed (V = B^T d B, 16 values per
  * tile and channel), multiplied as 16 GEMMs M_pos (M x tiles) = U_pos (M x C, the filters
  * transformed at compile time) . V_pos (C x tiles), and transformed back (Y = A^T M A). The
- * work is cut into chunks of tiles (a multiple of NR, sized so V and M stay within half of L2),
+ * work is cut into chunks of tiles (a multiple of NR, sized so V and M stay within half of L2 —
+ * or within 4 x L2 when the filters themselves pass half of L2, see kiln_cpu_winograd_workspace),
  * and a chunk's output channels into ranges when there are fewer chunks than threads.
  *
  * Two orientations of the GEMMs. Tiles as columns (NR panels of tiles, U as A panels of MR
@@ -47,7 +48,15 @@ size_t kiln_cpu_winograd_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv
 {
     int64_t tiles = tiles_of(p), unit = tile_unit(mr, nr, p);
     if (p->N == 0 || p->M == 0 || tiles == 0) return 0;
-    int64_t tc = (int64_t)(l2 / 2 / bytes_per_tile(nr, p)) / unit * unit, all = ceil_div(tiles, unit) * unit;
+    /* Chunks of half of L2 keep V and M there; but every chunk reads all the filters again, so
+       when those pass half of L2 themselves (ResNet-18's 28x28 to 7x7 layers: 1, 4 and 16 MiB)
+       a chunk may take up to four times L2: V and M then stream from L3 one position at a time,
+       and the filters are read once or twice per image instead of 9, 5 and 2 times (the 7x7
+       layer at two threads: 1.04 -> 0.75 ms; ResNet-18 26.6 -> 25.4 ms at one thread, 14.8 ->
+       13.85 at two). */
+    double filters = 16.0 * (double)p->C * (double)p->M * sizeof(float);
+    size_t budget = filters > (double)(l2 / 2) ? 4 * l2 : l2 / 2;
+    int64_t tc = (int64_t)(budget / bytes_per_tile(nr, p)) / unit * unit, all = ceil_div(tiles, unit) * unit;
     tc = tc < unit ? unit : tc > all ? all : tc;
     return (size_t)tc * bytes_per_tile(nr, p);
 }
