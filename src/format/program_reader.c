@@ -87,7 +87,9 @@ static kiln_status check_value(const kiln_program_view *v, const kiln_fmt_value 
     FMT_CHECK(bytes == val->size);
     if (val->storage == KILN_STORAGE_CONST) {
         FMT_CHECK(val->segment < v->n_segments);
-        FMT_CHECK(kiln_range_ok(val->offset, val->size, v->segments[val->segment].size));
+        /* Kernels read constants as arrays of their dtype (an I64 shape operand, say): an
+           offset off the alignment would make those reads misaligned. */
+        FMT_CHECK(val->offset % KILN_FORMAT_ALIGN == 0 && kiln_range_ok(val->offset, val->size, v->segments[val->segment].size));
     } else {
         FMT_CHECK(val->offset % KILN_FORMAT_ALIGN == 0 && kiln_range_ok(val->offset, val->size, arena_size));
     }

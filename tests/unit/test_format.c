@@ -126,7 +126,7 @@ static void *build_relu(const relu_spec *spec, size_t *size)
 {
     kiln_program_builder *b;
     REQUIRE(kiln_program_builder_create(kiln_allocator_default(), &b) == KILN_OK);
-    static const float zeros[4];
+    static const float zeros[8]; /* room for x at an offset */
     const int64_t x_dims[1] = {4}, y_dims[1] = {spec->y_dim};
     uint32_t x_shape, y_shape, seg;
     REQUIRE(kiln_program_builder_i64(b, x_dims, 1, &x_shape) == KILN_OK);
@@ -244,6 +244,8 @@ static void test_load_verification(void)
     s = relu_default();
     s.x_storage = KILN_STORAGE_CONST;                         /* a method input must be ARENA */
     EXPECT_STATUS(load_relu(&s, KILN_OK), KILN_ERROR_FORMAT);
+    s.x_offset = 4;                         /* a constant off the 64-byte alignment: refused at open */
+    EXPECT_STATUS(load_relu(&s, KILN_ERROR_FORMAT), KILN_ERROR_FORMAT);
 
     s = relu_default();
     s.op = "NoSuchOp";
