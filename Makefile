@@ -6,7 +6,7 @@ BUILD_PACKAGES := build-essential cmake pkg-config protobuf-c-compiler libprotob
 TEST_PACKAGES := $(BUILD_PACKAGES) libonnx-testdata clang libclang-rt-14-dev \
                  python3-numpy python3-torch python3-torchvision
 
-BENCH_PACKAGES := $(BUILD_PACKAGES) libopenblas-dev python3-numpy python3-onnx python3-torch python3-torchvision
+BENCH_PACKAGES := $(BUILD_PACKAGES) libopenblas-dev libdnnl-dev python3-numpy python3-onnx python3-torch python3-torchvision
 
 # bench must be PHONY: bench/ is also a directory.
 .PHONY: all build demo test bench deps-build deps-test deps-bench install clean
