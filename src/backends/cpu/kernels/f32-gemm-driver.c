@@ -265,30 +265,42 @@ static void run_short_a(const gemm_ctx *g)
    (dst[(panel * kp + q) * MR + i]); rows past the block and k past K are zero. When A is packed
    (r0 a multiple of MR), panel rows k and k + 1 are MR contiguous floats each: the kit rounds
    them as vectors, where the per-element strided path made a bf16 ResNet-18 on two threads
-   slower than f32. */
+   slower than f32. row_words (MR x kp words; only for rows with contiguous k): see below. */
 static void pack_bf16_pairs(const kiln_cpu_kit *kit, const kiln_cpu_operand *a, int64_t r0, int64_t rows, int64_t p0,
-                            int64_t kp, int64_t K, uint32_t *dst)
+                            int64_t kp, int64_t K, uint32_t *row_words, uint32_t *dst)
 {
     const uint32_t mr = kit->mr;
     for (int64_t p = 0; p < rows; p += mr) {
         int64_t live = rows - p < (int64_t)mr ? rows - p : (int64_t)mr;
+        uint32_t *out = dst + p / mr * kp * mr;
+        if (row_words) {
+            /* Rows with contiguous k (a MatMul's activations): each row's pairs by the kit's
+               vector rounding, then the panel transposed from them as 32-bit words. The
+               per-element path below made a bf16 GEMM of 1024^3 spend a sixth of its time here. */
+            int64_t n = 2 * kp < K - 2 * p0 ? 2 * kp : K - 2 * p0;
+            for (int64_t i = 0; i < live; i++)
+                kit->bf16_row(a->data + (r0 + p + i) * a->rs + 2 * p0, (size_t)n, row_words + i * kp);
+            if (live < (int64_t)mr) memset(out, 0, (size_t)(kp * mr) * sizeof(uint32_t));
+            kit->pack_rows((const float *)(const void *)row_words, kp, live, kp, mr, (float *)(void *)out);
+            continue;
+        }
         const float *panel = a->packed ? a->data + (r0 + p) / mr * K * mr : NULL;
-        for (int64_t q = 0; q < kp; q++, dst += mr) {
+        for (int64_t q = 0; q < kp; q++, out += mr) {
             int64_t k = 2 * (p0 + q);
             if (panel && live == (int64_t)mr && k + 1 < K) {
-                kit->bf16_pairs(panel + k * mr, panel + (k + 1) * mr, mr, dst);
+                kit->bf16_pairs(panel + k * mr, panel + (k + 1) * mr, mr, out);
                 continue;
             }
             for (int64_t i = 0; i < (int64_t)mr; i++) {
                 if (i >= live) {
-                    dst[i] = 0;
+                    out[i] = 0;
                     continue;
                 }
                 const float *at = panel ? panel + i : a->data + (r0 + p + i) * a->rs;
                 int64_t step = panel ? mr : a->cs;
                 uint32_t lo = kiln_cpu_f32_to_bf16(at[k * step]);
                 uint32_t hi = k + 1 < K ? kiln_cpu_f32_to_bf16(at[(k + 1) * step]) : 0;
-                dst[i] = lo | hi << 16;
+                out[i] = lo | hi << 16;
             }
         }
     }
@@ -305,10 +317,15 @@ static kiln_status run_bf16(const gemm_ctx *g, void *workspace, size_t workspace
     if (!kit->gemm_bf16 || !kit->bf16_pairs || !workspace) return KILN_ERROR_INVALID_ARGUMENT;
     const int64_t pairs = (g->K + 1) / 2, kcp = (g->plan.kc + 1) / 2;
     const uint32_t *b = (const uint32_t *)(const void *)g->b.data;
-    int64_t mc = (int64_t)(workspace_size / ((size_t)kcp * sizeof(uint32_t))) / kit->mr * kit->mr;
-    if (mc < (int64_t)kit->mr) return KILN_ERROR_INVALID_ARGUMENT;
-    mc = min64(mc, round_up(g->M, kit->mr));
-    uint32_t *abuf = workspace;
+    int64_t panels = (int64_t)(workspace_size / ((size_t)kcp * sizeof(uint32_t))) / kit->mr;
+    /* Rows with contiguous k go through one panel of row words (pack_bf16_pairs) after the A
+       block, whatever the workspace, so that no result bit depends on its size. */
+    bool row_path = !g->a.packed && g->a.cs == 1;
+    if (row_path && !kit->bf16_row) return KILN_ERROR_INVALID_ARGUMENT;
+    if (row_path) panels--;
+    if (panels < 1) return KILN_ERROR_INVALID_ARGUMENT;
+    uint32_t *abuf = workspace, *row_words = row_path ? abuf + panels * kit->mr * kcp : NULL;
+    int64_t mc = min64(panels * kit->mr, round_up(g->M, kit->mr));
     for (int64_t pc = 0; pc < pairs; pc += kcp) {
         int64_t kp = min64(kcp, pairs - pc);
         bool first = pc == 0, last = pc + kp == pairs;
@@ -316,7 +333,7 @@ static kiln_status run_bf16(const gemm_ctx *g, void *workspace, size_t workspace
         if (js_cols < (int64_t)kit->nr) js_cols = kit->nr;
         for (int64_t ic = 0; ic < g->M; ic += mc) {
             int64_t rows = min64(mc, g->M - ic);
-            pack_bf16_pairs(kit, &g->a, ic, rows, pc, kp, g->K, abuf);
+            pack_bf16_pairs(kit, &g->a, ic, rows, pc, kp, g->K, row_words, abuf);
             for (int64_t js = 0; js < g->N; js += js_cols) {
                 int64_t js_end = min64(g->N, js + js_cols);
                 for (int64_t ir = 0; ir < rows; ir += kit->mr) {

@@ -52,6 +52,9 @@ typedef void (*kiln_cpu_gemm_ukernel)(size_t kc, const float *a, const float *b,
 /* dst[i] = bf16(lo[i]) | bf16(hi[i]) << 16 for i < n (nearest even; hi NULL: high halves 0):
  * the other operand of a bf16 GEMM rounded as it is packed. */
 typedef void (*kiln_cpu_bf16_pairs_fn)(const float *lo, const float *hi, size_t n, uint32_t *dst);
+/* dst[q] = bf16(x[2q]) | bf16(x[2q + 1]) << 16 for the n floats of a row (ceil(n/2) words; an odd
+ * n leaves the last high half 0): a row of A whose k are contiguous, as bf16 pairs. */
+typedef void (*kiln_cpu_bf16_row_fn)(const float *x, size_t n, uint32_t *dst);
 
 typedef void (*kiln_cpu_gemm_bf16_ukernel)(size_t kp, const uint32_t *a, const uint32_t *b, float *c, size_t ldc,
                                            size_t m, size_t n, const kiln_cpu_gemm_tile *tile);
@@ -122,6 +125,7 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_wino_out_fn wino_out;
     kiln_cpu_gemm_bf16_ukernel gemm_bf16;   /* NULL: the table runs no bf16 weights */
     kiln_cpu_bf16_pairs_fn bf16_pairs;      /* with gemm_bf16 */
+    kiln_cpu_bf16_row_fn bf16_row;          /* with gemm_bf16 */
 } kiln_cpu_kit;
 
 /* Keeps the first failure of a step's tasks in *status (which starts as KILN_OK). */

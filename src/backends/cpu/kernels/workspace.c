@@ -15,7 +15,12 @@ static size_t gemm_workspace(const kiln_cpu_kernels *k, const kiln_cpu_gemm_para
     if (p->batch <= 0 || p->M <= 0 || p->N <= 0 || p->K <= 0) return 0;
     if (p->b_packed == KILN_CPU_PACKED_STRASSEN)
         return kiln_cpu_gemm_strassen_workspace(k->gemm_mr, k->gemm_nr, p->M, p->K, l2);
-    return kiln_cpu_gemm_workspace(k->gemm_mr, k->gemm_nr, p->M, p->N, p->K, false, p->b_packed != 0, l2);
+    size_t ws = kiln_cpu_gemm_workspace(k->gemm_mr, k->gemm_nr, p->M, p->N, p->K, false, p->b_packed != 0, l2);
+    /* Precision bf16: one more MR panel of bf16 pairs, the row words f32-gemm-driver.c's
+       pack_bf16_pairs uses when A's k are contiguous (a K block is at most kiln_cpu_gemm_kc). */
+    if (p->b_packed == KILN_CPU_PACKED_BF16)
+        ws += (size_t)k->gemm_mr * (size_t)((kiln_cpu_gemm_kc(k->gemm_nr) + 1) / 2) * sizeof(uint32_t);
+    return ws;
 }
 
 static size_t conv_workspace(const kiln_cpu_kernels *k, const kiln_cpu_conv_params *p, size_t l2)

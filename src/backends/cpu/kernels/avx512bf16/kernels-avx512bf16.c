@@ -14,4 +14,5 @@
 #define KILN_CPU_TABLE_GEMM kiln_cpu_f32_gemm_ukernel_12x32__avx512
 #define KILN_CPU_TABLE_GEMM_BF16 kiln_cpu_bf16_gemm_ukernel_12x32__avx512bf16
 #define KILN_CPU_TABLE_BF16_PAIRS kiln_cpu_bf16_pairs__avx512bf16
+#define KILN_CPU_TABLE_BF16_ROW kiln_cpu_bf16_row__avx512bf16
 #include "backends/cpu/kernels/template/kernel-table.h"

@@ -11,6 +11,7 @@
 #include "backends/cpu/kernels/avx512/kernels-avx512.h"
 
 void kiln_cpu_bf16_pairs__avx512bf16(const float *lo, const float *hi, size_t n, uint32_t *dst);
+void kiln_cpu_bf16_row__avx512bf16(const float *x, size_t n, uint32_t *dst);
 void kiln_cpu_bf16_gemm_ukernel_12x32__avx512bf16(size_t kp, const uint32_t *a, const uint32_t *b, float *c,
                                                   size_t ldc, size_t m, size_t n, const kiln_cpu_gemm_tile *tile);
 

@@ -10,7 +10,8 @@
  *   KILN_CPU_TABLE_GEMM       its GEMM microkernel
  *   KILN_CPU_TABLE_GEMM_BF16  (optional) its bf16-pair microkernel: the table then runs the
  *                             steps whose weights are packed as bf16 (precision bf16); with it
- *   KILN_CPU_TABLE_BF16_PAIRS its rounding of f32 rows to bf16 pairs
+ *   KILN_CPU_TABLE_BF16_PAIRS its rounding of f32 rows to bf16 pairs, and
+ *   KILN_CPU_TABLE_BF16_ROW   of one row's adjacent floats to bf16 pairs
  *
  * Layer: backends/cpu/kernels (template; instantiated once per ISA directory, never compiled
  * alone). Every table has this one layout: GEMM, CONV2D, POOL2D, UNARY, BINARY and
@@ -41,6 +42,7 @@ static const kiln_cpu_kit kit = {
 #ifdef KILN_CPU_TABLE_GEMM_BF16
     .gemm_bf16 = KILN_CPU_TABLE_GEMM_BF16,
     .bf16_pairs = KILN_CPU_TABLE_BF16_PAIRS,
+    .bf16_row = KILN_CPU_TABLE_BF16_ROW,
 #endif
 };
 
