@@ -25,6 +25,16 @@ typedef struct gemm_case {
     kiln_cpu_act act;
 } gemm_case;
 
+/* A case's reference and buffers. */
+static void free_case(double *ref, tbuf *A, tbuf *Braw, tbuf *bias, tbuf *Y)
+{
+    free(ref);
+    tb_free(A);
+    tb_free(Braw);
+    tb_free(bias);
+    tb_free(Y);
+}
+
 static void test_gemm_case(const gemm_case *c)
 {
     char what[160];
@@ -102,11 +112,7 @@ static void test_gemm_case(const gemm_case *c)
         if (B != Braw) tb_free(B);
     }
     free(got);
-    free(ref);
-    tb_free(A);
-    tb_free(Braw);
-    tb_free(bias);
-    tb_free(Y);
+    free_case(ref, A, Braw, bias, Y);
 }
 
 static void test_gemm(void)
@@ -197,11 +203,7 @@ static void test_gemm_bf16_case(int64_t M, int64_t N, int64_t K, int trans_a, in
             close_enough(tb_data(Y), ref, M * N, SUM_RTOL, sum_atol(K), what, tb->k->isa);
         tb_free(B);
     }
-    free(ref);
-    tb_free(A);
-    tb_free(Braw);
-    tb_free(bias);
-    tb_free(Y);
+    free_case(ref, A, Braw, bias, Y);
 }
 
 static void test_gemm_bf16(void)
@@ -268,11 +270,7 @@ static void test_gemm_strassen_case(int64_t M, int64_t N, int64_t K, int trans_a
             close_enough(tb_data(Y), ref, M * N, SUM_RTOL, 4.0 * sum_atol(K) * fmax(1.0, fabs(alpha)), what, tb->k->isa);
         tb_free(B);
     }
-    free(ref);
-    tb_free(A);
-    tb_free(Braw);
-    tb_free(bias);
-    tb_free(Y);
+    free_case(ref, A, Braw, bias, Y);
 }
 
 static void test_gemm_strassen(void)
