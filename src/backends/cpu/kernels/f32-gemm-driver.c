@@ -110,7 +110,8 @@ bool kiln_cpu_gemm_plan_fit(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int6
 /* `rows` rows x kc columns of a strided operand (src at the first) into panels of `width` rows:
    panel p holds kc groups of width floats; rows past `rows` are zero. Used for A (width MR) and,
    with rows and columns swapped through the strides, for B (width NR). Contiguous rows (A as
-   activations) are the kit's transposition; contiguous columns a copy per k. */
+   activations) are the kit's transposition; contiguous columns (B as a MatMul holds it) a copy
+   per k. */
 static void pack_panels(const kiln_cpu_kit *kit, const float *src, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
                         uint32_t width, float *dst)
 {
@@ -119,6 +120,10 @@ static void pack_panels(const kiln_cpu_kit *kit, const float *src, int64_t rs, i
         if (live < (int64_t)width) memset(dst, 0, (size_t)(kc * width) * sizeof(float));
         if (cs == 1) {
             kit->pack_rows(src + p0 * rs, rs, live, kc, width, dst);
+            continue;
+        }
+        if (rs == 1) { /* contiguous rows of the panel (a row-major B): one copy per k */
+            for (int64_t k = 0; k < kc; k++) memcpy(dst + k * width, src + k * cs + p0, (size_t)live * sizeof(float));
             continue;
         }
         for (int64_t k = 0; k < kc; k++) {
