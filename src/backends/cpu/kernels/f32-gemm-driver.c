@@ -139,7 +139,7 @@ static bool act_fuses(const kiln_cpu_act *act)
 }
 
 /* Y = beta * bias for K == 0 (the product is empty) or as the start value of a FULL bias. */
-static void fill_bias(int64_t M, int64_t N, float *y, int64_t ldy, const kiln_cpu_epilogue *e)
+void kiln_cpu_gemm_fill_bias(int64_t M, int64_t N, float *y, int64_t ldy, const kiln_cpu_epilogue *e)
 {
     for (int64_t i = 0; i < M; i++) {
         float *row = y + i * ldy;
@@ -434,7 +434,7 @@ kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int
 {
     if (M <= 0 || N <= 0) return KILN_OK;
     if (K <= 0) {
-        fill_bias(M, N, y, ldy, e);
+        kiln_cpu_gemm_fill_bias(M, N, y, ldy, e);
         for (int64_t i = 0; i < M && !kiln_cpu_act_is_identity(&e->act); i++)
             kit->act(&e->act, y + i * ldy, y + i * ldy, (size_t)N);
         return KILN_OK;
@@ -445,7 +445,7 @@ kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int
     g.bbuf = workspace;
     g.abuf = workspace ? (float *)((char *)workspace + g.plan.b_bytes) : NULL; /* both packed: no buffer */
     if (e->bias_kind == KILN_CPU_BIAS_FULL) {
-        fill_bias(M, N, y, ldy, e);
+        kiln_cpu_gemm_fill_bias(M, N, y, ldy, e);
         g.prefilled = true;
     }
     if (b.packed == KILN_CPU_PACKED_BF16) return run_bf16(&g, workspace, workspace_size);

@@ -157,13 +157,12 @@ static void run_product(const strassen_job *j, int prod, bool first, int64_t r0,
 /* Rows [r0, r1) of both row halves: y = beta * the FULL bias, which every product then adds to. */
 static void fill_full_bias(const strassen_job *j, int64_t r0, int64_t r1)
 {
-    for (int half = 0; half < 2; half++)
-        for (int64_t r = r0; r < r1; r++) {
-            int64_t row = half * j->hm + r;
-            float *y = j->y + row * j->p->ldy;
-            const float *b = j->bias + row * j->p->N;
-            for (int64_t c = 0; c < j->p->N; c++) y[c] = j->p->beta * b[c];
-        }
+    for (int half = 0; half < 2; half++) {
+        int64_t row = half * j->hm + r0;
+        kiln_cpu_epilogue e = {.alpha = 1.0f, .beta = j->p->beta, .bias_kind = KILN_CPU_BIAS_FULL,
+                               .bias = j->bias + row * j->p->N, .ldbias = j->p->N};
+        kiln_cpu_gemm_fill_bias(r1 - r0, j->p->N, j->y + row * j->p->ldy, j->p->ldy, &e);
+    }
 }
 
 static void strassen_task(void *arg, size_t task)

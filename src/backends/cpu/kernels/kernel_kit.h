@@ -209,6 +209,10 @@ size_t kiln_cpu_gemm_workspace(uint32_t mr, uint32_t nr, int64_t M, int64_t N, i
 bool kiln_cpu_gemm_plan_fit(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int64_t K, bool a_packed, bool b_packed,
                             size_t budget, kiln_cpu_gemm_plan *plan);
 
+/* Y (M x N, row stride ldy) = beta * bias as e says (0 without one): the start value of a FULL
+ * bias, which the products then add to, or the result of an empty product. */
+void kiln_cpu_gemm_fill_bias(int64_t M, int64_t N, float *y, int64_t ldy, const kiln_cpu_epilogue *e);
+
 /* Y (M x N, row stride ldy) = act(alpha * A . B + beta * bias). KILN_ERROR_INVALID_ARGUMENT when
  * the workspace is too small for any plan. */
 kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int64_t K, kiln_cpu_operand a,
