@@ -2,7 +2,8 @@
  * context binary: LLaMA's RMSNorm (Pow, ReduceMean, Add, Sqrt, Div, Mul, Mul) becomes one
  * LAYERNORM step with rms set and the model's epsilon, while the same chain whose weight is not a
  * constant keeps its steps (the row mean as a GEMM); a 3x3 convolution with 32+ channels and 32+
- * tiles becomes a Winograd step, one with fewer tiles stays direct. The numbers are checked
+ * tiles becomes a Winograd step, one with fewer tiles stays direct; attention's head split and
+ * merge become strides of its batched GEMMs. The numbers are checked
  * against the portable kernels in test_cross_backend_linear; this test pins the structure.
  */
 #include <stdio.h>
@@ -16,15 +17,15 @@
 #include "onnx_builder.h"
 #include "unit_expect.h"
 
-#define N 48
+#define ROW_N 48
 
-/* x [2,5,N] -> RMSNorm -> y; the weight a constant, or a second graph input. */
+/* x [2,5,ROW_N] -> RMSNorm -> y; the weight a constant, or a second graph input. */
 static void rmsnorm_model(bool weight_is_input, uint8_t **data, size_t *size)
 {
-    static float w[N], two = 2.0f, eps = 1e-5f, one = 1.0f;
-    for (int i = 0; i < N; i++) w[i] = 0.5f + (float)i / N;
+    static float w[ROW_N], two = 2.0f, eps = 1e-5f, one = 1.0f;
+    for (int i = 0; i < ROW_N; i++) w[i] = 0.5f + (float)i / ROW_N;
     onnx_builder *b = onnx_builder_create(17);
-    int64_t xs[3] = {2, 5, N}, ws[1] = {N};
+    int64_t xs[3] = {2, 5, ROW_N}, ws[1] = {ROW_N};
     onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 3, xs);
     if (weight_is_input)
         onnx_builder_input(b, "w", ONNX_BUILDER_FLOAT, 1, ws);
@@ -126,6 +127,46 @@ static void matmul_model(int64_t m, int64_t k, int64_t n, uint8_t **data, size_t
     free(w);
 }
 
+/* Self-attention without projections' biases: x [batch, tokens, heads * d] -> Q, K, V by
+   constant MatMuls, heads split by Reshape + Transpose, scores / sqrt(d) + mask (an input
+   [batch, 1, 1, tokens]) -> Softmax -> times V -> heads merged by Transpose + Reshape -> y. */
+static void attention_model(int64_t batch, int64_t tokens, int64_t heads, int64_t d, uint8_t **data, size_t *size)
+{
+    int64_t h = heads * d;
+    float *w = calloc((size_t)(h * h), sizeof(float)), scale = 2.0f;
+    REQUIRE(w);
+    onnx_builder *b = onnx_builder_create(17);
+    int64_t xs[3] = {batch, tokens, h}, ms[4] = {batch, 1, 1, tokens}, ws[2] = {h, h}, four = 4, three = 3;
+    int64_t split[4] = {batch, tokens, heads, d}, merge[3] = {batch, tokens, h};
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 3, xs);
+    onnx_builder_input(b, "mask", ONNX_BUILDER_FLOAT, 4, ms);
+    onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 2, ws, w, (size_t)(h * h) * sizeof(float));
+    onnx_builder_initializer(b, "split", ONNX_BUILDER_INT64, 1, &four, split, sizeof split);
+    onnx_builder_initializer(b, "merge", ONNX_BUILDER_INT64, 1, &three, merge, sizeof merge);
+    onnx_builder_initializer(b, "scale", ONNX_BUILDER_FLOAT, 0, NULL, &scale, sizeof scale);
+    static const int64_t heads_first[4] = {0, 2, 1, 3}, keys[4] = {0, 2, 3, 1};
+    const char *names[3][4] = {{"q", "q4", "qt", "x,w"}, {"k", "k4", "kt", "x,w"}, {"v", "v4", "vt", "x,w"}};
+    for (int i = 0; i < 3; i++) {
+        char reshape[16];
+        onnx_builder_node(b, "MatMul", names[i][3], names[i][0]);
+        snprintf(reshape, sizeof reshape, "%s,split", names[i][0]);
+        onnx_builder_node(b, "Reshape", reshape, names[i][1]);
+        onnx_builder_attr_ints(b, onnx_builder_node(b, "Transpose", names[i][1], names[i][2]), "perm", 4,
+                               i == 1 ? keys : heads_first);
+    }
+    onnx_builder_node(b, "MatMul", "qt,kt", "s");
+    onnx_builder_node(b, "Div", "s,scale", "sd");
+    onnx_builder_node(b, "Add", "sd,mask", "sm");
+    onnx_builder_attr_int(b, onnx_builder_node(b, "Softmax", "sm", "p"), "axis", -1);
+    onnx_builder_node(b, "MatMul", "p,vt", "c");
+    onnx_builder_attr_ints(b, onnx_builder_node(b, "Transpose", "c", "ct"), "perm", 4, heads_first);
+    onnx_builder_node(b, "Reshape", "ct,merge", "y");
+    onnx_builder_output(b, "y");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
+    free(w);
+}
+
 /* Compiles the model for the generic target (or x86-64-v4-bf16 at precision bf16), counts the
    steps of each op in its one graph and keeps the params of its last LAYERNORM, CONV2D and GEMM
    steps; no_strassen as the compile option. */
@@ -178,7 +219,7 @@ int main(void)
     compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_LAYERNORM] == 1);
     EXPECT(counts[KILN_CPU_OP_GEMM] == 0 && counts[KILN_CPU_OP_BINARY] == 0 && counts[KILN_CPU_OP_UNARY] == 0);
-    EXPECT(ln.rms == 1 && ln.has_bias == 0 && ln.n == N && ln.outer == 10 && ln.epsilon == 1e-5f);
+    EXPECT(ln.rms == 1 && ln.has_bias == 0 && ln.n == ROW_N && ln.outer == 10 && ln.epsilon == 1e-5f);
 
     unit_section("the same chain with the weight an input: no fusion, the row mean a GEMM");
     rmsnorm_model(true, &onnx, &size);
@@ -257,5 +298,20 @@ int main(void)
     matmul_model(1024, 1024, 1024, &onnx, &size);
     compiled_steps(onnx, size, "bf16", false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_GEMM] == 1 && gemm.b_packed == KILN_CPU_PACKED_BF16);
+    unit_section("attention, one sequence: no Transpose step; the mask is the scores' bias");
+    attention_model(1, 13, 3, 8, &onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_TRANSPOSE] == 0 && counts[KILN_CPU_OP_BINARY] == 0);
+    EXPECT(counts[KILN_CPU_OP_GEMM] == 5 && counts[KILN_CPU_OP_SOFTMAX] == 1);
+    /* probabilities x V: V's heads read in place (row stride 24, head stride 8), the context
+       written in place of the merged heads (row stride 24, head stride 8) */
+    EXPECT(gemm.batch == 3 && gemm.M == 13 && gemm.N == 8 && gemm.K == 13);
+    EXPECT(gemm.trans_b == 0 && gemm.ldb == 24 && gemm.b_batch_stride == 8);
+    EXPECT(gemm.ldy == 24 && gemm.y_batch_stride == 8);
+
+    unit_section("attention over a batch of two sequences (two batch dims): the Transposes stay steps");
+    attention_model(2, 13, 3, 8, &onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_TRANSPOSE] == 4 && counts[KILN_CPU_OP_GEMM] == 5);
     return unit_finish("test_compile_lowering");
 }

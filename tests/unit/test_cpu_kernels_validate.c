@@ -59,6 +59,13 @@ static void test_validate_gemm(void)
     MUTATE("gemm ldy<N", KILN_CPU_OP_GEMM, base, p_.ldy = 6, in, 3, out, mr, nr);
     MUTATE("gemm batches overlap", KILN_CPU_OP_GEMM, base, p_.y_batch_stride = 34, in, 3, out, mr, nr);
     MUTATE("gemm shared output", KILN_CPU_OP_GEMM, base, p_.y_batch_stride = 0, in, 3, out, mr, nr);
+    /* Batches sharing rows in disjoint bands of columns (a product writing attention's merged
+       heads): batch stride N, row stride batch * N. */
+    kiln_cpu_gemm_params bands = base;
+    bands.y_batch_stride = 7, bands.ldy = 14;
+    ACCEPT("gemm batches in column bands", KILN_CPU_OP_GEMM, bands, in, 3, out, mr, nr);
+    MUTATE("gemm column bands overlap", KILN_CPU_OP_GEMM, bands, p_.y_batch_stride = 6, in, 3, out, mr, nr);
+    MUTATE("gemm column bands past the row", KILN_CPU_OP_GEMM, bands, p_.ldy = 13, in, 3, out, mr, nr);
     MUTATE("gemm A too small", KILN_CPU_OP_GEMM, base, p_.batch = 3, in, 3, out, mr, nr);
     MUTATE("gemm B too small", KILN_CPU_OP_GEMM, base, p_.b_batch_stride = 22, in, 3, out, mr, nr);
     MUTATE("gemm bias kind", KILN_CPU_OP_GEMM, base, p_.bias_kind = 5, in, 3, out, mr, nr);

@@ -7,10 +7,11 @@
  * that disappears has no reader outside the pattern.
  *
  *   Conv -> BatchNormalization             w' = w * scale[m], b' = b * scale[m] + shift[m]
- *   GEMM -> Add(c[N] or scalar)            bias, beta = 1
+ *   GEMM -> Add(c[N] or scalar)            bias, beta = 1 (c[N] may be a computed row)
  *   GEMM -> Add(r) (r of the output's shape, computed before the GEMM)   full bias, beta = 1
  *   Conv (Winograd, pixel rows) -> Add(r) (r likewise)   residual, added before the act
  *   GEMM -> Mul(s) / Div(s)                alpha *= s (1/s), beta likewise
+ *   GEMM (batched) -> Transpose [b, M, N] -> [M, b, N]   batch stride N, row stride b * N
  *   step -> Relu / Clip / Sigmoid ...      act
  *   step -> {Sigmoid, Mul(x, sigmoid)}     act = SiLU
  *   step -> {Div(x, sqrt2) -> Erf -> Add(1), Mul(x, .)} -> Mul(0.5)   act = GELU (erf form)
@@ -153,10 +154,11 @@ static uint8_t bias_kind_for(const aot_lowering *L, const kiln_cpu_gemm_params *
     if (o->kind == AOT_OPERAND_VALUE && !L->ready[o->value]) return KILN_CPU_BIAS_NONE;
     if (t->rank == out->rank && memcmp(t->shape, out->shape, t->rank * sizeof t->shape[0]) == 0)
         return KILN_CPU_BIAS_FULL;
-    if (o->kind != AOT_OPERAND_WEIGHT) return KILN_CPU_BIAS_NONE;
     int64_t count = aot_numel(t);
-    if (count == 1) return KILN_CPU_BIAS_SCALAR;
-    if (count == p->N && t->rank >= 1 && t->shape[t->rank - 1] == p->N) return KILN_CPU_BIAS_PER_COL;
+    /* A row of N computed earlier (attention's additive mask, [1, 1, 1, tokens]) is read like a
+       constant bias; a scalar value is not worth its own path. */
+    if (count == p->N && t->rank >= 1 && t->shape[t->rank - 1] == p->N && aot_is_f32(t)) return KILN_CPU_BIAS_PER_COL;
+    if (o->kind == AOT_OPERAND_WEIGHT && count == 1) return KILN_CPU_BIAS_SCALAR;
     return KILN_CPU_BIAS_NONE;
 }
 
@@ -228,6 +230,33 @@ static bool fuse_scale(aot_lowering *L, size_t k, aot_step_desc *gemm, int32_t *
     if (!isfinite(s)) return false;
     gemm->params.gemm.alpha *= s;
     gemm->params.gemm.beta *= s;
+    absorb(L, c, y);
+    return true;
+}
+
+/* Batched GEMM -> Transpose [batch, M, N] -> [M, batch, N] (attention's heads merged back into
+   rows before the output projection): each product writes its N columns straight into their
+   place in the transposed layout, batch stride N and row stride batch * N, instead of a
+   Transpose pass over the result. The validation allows batches that share rows in disjoint
+   column bands (validate.c). */
+static bool fuse_output_transpose(aot_lowering *L, size_t k, aot_step_desc *gemm, int32_t *y)
+{
+    kiln_cpu_gemm_params *p = &gemm->params.gemm;
+    int64_t c = only_reader(L, k, *y);
+    if (c < 0 || p->batch < 2 || p->ldy != p->N || p->y_batch_stride != p->M * p->N || output_of(L, c) < 0 ||
+        strcmp(L->g->nodes[c].node->op, "Transpose") != 0)
+        return false;
+    aot_node_view view;
+    aot_step_desc t;
+    aot_view_node(L, (size_t)c, &view);
+    if (!aot_describe(view.node, view.in, view.out, L->arena, &t) || t.op != KILN_CPU_OP_TRANSPOSE) return false;
+    const kiln_cpu_transpose_params *tp = &t.params.transpose;
+    const int64_t *is = tp->in_shape;
+    if (tp->rank != 3 || tp->perm[0] != 1 || tp->perm[1] != 0 || tp->perm[2] != 2 || is[0] != p->batch ||
+        is[1] != p->M || is[2] != p->N)
+        return false;
+    p->y_batch_stride = p->N;
+    p->ldy = p->batch * p->N;
     absorb(L, c, y);
     return true;
 }
@@ -394,6 +423,7 @@ void aot_fuse_node(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y)
     }
     if (fuse_sigmoid_mul(L, k, d, y)) return;
     kiln_cpu_act *act = aot_step_act(d);
-    if (!act || act->kind != KILN_CPU_ACT_NONE) return;
-    if (!fuse_single_act(L, k, act, y) && !fuse_silu(L, k, act, y)) fuse_gelu(L, k, act, y);
+    if (act && act->kind == KILN_CPU_ACT_NONE && !fuse_single_act(L, k, act, y) && !fuse_silu(L, k, act, y))
+        fuse_gelu(L, k, act, y);
+    if (d->op == KILN_CPU_OP_GEMM) fuse_output_transpose(L, k, d, y);
 }

@@ -13,6 +13,18 @@
 
 #define AOT_MAX_NODE_ARGS 16
 
+/* A deferred Transpose (aot_views.c): its output as the source value read at element strides,
+ * dim by dim (the simplified transpose's output dims), and the step that computes it should a
+ * reader need the tensor after all. */
+typedef struct aot_view {
+    bool pending;           /* no tensor yet */
+    int32_t source;         /* the value the Transpose reads */
+    size_t node;            /* the Transpose */
+    aot_step_desc step;     /* its TRANSPOSE step */
+    uint32_t rank;
+    int64_t size[KILN_CPU_MAX_RANK], stride[KILN_CPU_MAX_RANK];
+} aot_view;
+
 typedef struct aot_lowering {
     const kiln_cpu_aot_graph *g;
     kiln_arena *arena;
@@ -22,6 +34,7 @@ typedef struct aot_lowering {
     bool *is_output;        /* (n_values) listed in g->outputs */
     bool *absorbed;         /* (n_nodes) fused into an earlier node's step */
     bool *ready;            /* (n_values) computed by a step emitted so far, or a graph input */
+    aot_view **views;       /* (n_values) deferred Transposes, by the value they write; NULL */
     size_t cap_tensors;
     bool bf16;              /* precision bf16: GEMMs with a packed constant B store it as bf16 */
     bool classical_gemm;    /* no Strassen level for large GEMMs (KILN_CTX_SPEC_NO_STRASSEN) */
@@ -46,5 +59,14 @@ void aot_view_node(const aot_lowering *L, size_t k, aot_node_view *v);
  * or the erf form of GELU; a Sigmoid followed by Mul with its own input becomes SiLU. *y is
  * the value the step writes, moved to the last node taken. */
 void aot_fuse_node(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y);
+
+/* Node k's step d is a Transpose into y that only MatMul / Gemm nodes read: record the view
+ * instead of a step (true; y counts as ready). */
+bool aot_defer_transpose(aot_lowering *L, size_t k, const aot_step_desc *d, int32_t y);
+
+/* A GEMM step's A and B that are deferred Transposes of the operand's exact shape read the
+ * source through strides (lda/ldb, batch strides, trans flags) instead. Views it cannot take stay
+ * pending; the lowering emits their steps before it binds the operand. */
+void aot_take_views(aot_lowering *L, aot_step_desc *d);
 
 #endif

@@ -204,6 +204,19 @@ static void to_classical(aot_step_desc *d)
     d->in[1].form = AOT_FORM_PACK_B;
 }
 
+/* Every operand of d that is a deferred Transpose (aot_views.c) the step did not take as a view
+   gets its tensor now: the Transpose's step, emitted before d's. */
+static kiln_status materialize_views(aot_lowering *L, const aot_step_desc *d)
+{
+    for (uint32_t i = 0; i < d->n_inputs; i++) {
+        aot_view *v = d->in[i].kind == AOT_OPERAND_VALUE ? L->views[d->in[i].value] : NULL;
+        if (!v || !v->pending) continue;
+        v->pending = false;
+        KILN_TRY(emit_step(L, v->node, &v->step, d->in[i].value));
+    }
+    return KILN_OK;
+}
+
 static kiln_status lower_node(aot_lowering *L, size_t k)
 {
     aot_node_view v;
@@ -218,6 +231,9 @@ static kiln_status lower_node(aot_lowering *L, size_t k)
     aot_fuse_node(L, k, &d, &y);
     if (L->classical_gemm) to_classical(&d);
     if (L->bf16) to_bf16(&d);
+    if (aot_defer_transpose(L, k, &d, y)) return KILN_OK;
+    aot_take_views(L, &d);
+    KILN_TRY(materialize_views(L, &d));
     if (alias_copy(L, k, &d, y)) return KILN_OK;
     return emit_step(L, k, &d, y);
 }
@@ -239,11 +255,12 @@ kiln_status aot_lower_graph(const kiln_cpu_aot_graph *g, uint32_t precision, uin
     L.is_output = KILN_ARENA_ARRAY(arena, bool, nv);
     L.absorbed = KILN_ARENA_ARRAY(arena, bool, nn);
     L.ready = KILN_ARENA_ARRAY(arena, bool, nv);
+    L.views = KILN_ARENA_ARRAY(arena, aot_view *, nv);
     L.cap_tensors = g->n_inputs + g->n_outputs + (1 + AOT_MAX_STEP_INPUTS) * nn;
     out->tensors = KILN_ARENA_ARRAY(arena, aot_tensor, L.cap_tensors);
     out->steps = KILN_ARENA_ARRAY(arena, aot_step, nn);
     out->buffers = KILN_ARENA_ARRAY(arena, aot_buffer, nn);
-    KILN_CHECK(L.value_tensor && L.uses && L.is_output && L.absorbed && L.ready && out->tensors && out->steps && out->buffers,
+    KILN_CHECK(L.value_tensor && L.uses && L.is_output && L.absorbed && L.ready && L.views && out->tensors && out->steps && out->buffers,
                KILN_ERROR_OUT_OF_MEMORY);
     for (size_t i = 0; i < nv; i++) L.value_tensor[i] = -1;
     out->name = g->name;

@@ -34,15 +34,17 @@ typedef struct kiln_cpu_gemm_tile {
     uint32_t accumulate, relu;
     const float *row_bias;      /* (m) bias of the tile's rows, or NULL */
     const float *col_bias;      /* (n) bias of the tile's columns, or NULL */
-    uint32_t a_step;            /* floats from a's k to k + 1: 0 = MR (a packed panel); 1 only
-                                   with m == 1 (one row of A read in place) */
+    uint32_t a_step;            /* floats from a's k to k + 1: 0 = MR (a packed panel); 1: the
+                                   rows of A read in place, row i at a + i * a_ld */
+    uint32_t reserved;
+    size_t a_ld;                /* a_step 1, m > 1: floats between rows of A */
     float alpha2;
     float *c2;                  /* a second tile of C the product is added to, or NULL */
 } kiln_cpu_gemm_tile;
 
 /* C (m x n, row stride ldc; m <= MR, n <= NR) from a (kc x MR panel: a[k * MR + i], or with
- * tile->a_step = 1 and m = 1 a row: a[k]) and b (kc x NR panel: b[k * NR + j]); only the m x n
- * part of C is read or written, and only the m rows of a. kc >= 1. */
+ * tile->a_step = 1 the rows themselves: a[i * a_ld + k]) and b (kc x NR panel: b[k * NR + j]);
+ * only the m x n part of C is read or written, and only the m rows of a. kc >= 1. */
 typedef void (*kiln_cpu_gemm_ukernel)(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
                                       size_t n, const kiln_cpu_gemm_tile *tile);
 

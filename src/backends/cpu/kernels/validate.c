@@ -230,10 +230,15 @@ static kiln_status validate_gemm(const kiln_cpu_gemm_params *p, const step_io *i
     KILN_CHECK(mul3(p->batch, p->M, p->N, &count), BAD);
     KILN_TRY(out_count_is(io, count));
     KILN_TRY(matrix_extent(p->batch, p->y_batch_stride, p->M, p->ldy, p->N, &extent));
-    /* Outputs of different batches must not land on each other. */
-    int64_t one;
+    /* Outputs of different batches must not land on each other: each in its own block of rows,
+       or each in its own band of columns of shared rows (a product that writes into a transposed
+       layout, attention's heads merged back: y_batch_stride N, ldy batch * N). */
+    int64_t one, bands;
     KILN_TRY(matrix_extent(1, 0, p->M, p->ldy, p->N, &one));
-    KILN_CHECK(p->batch <= 1 || p->y_batch_stride >= one, BAD);
+    bool own_rows = p->y_batch_stride >= one;
+    bool own_columns = p->y_batch_stride >= p->N && !__builtin_mul_overflow(p->batch - 1, p->y_batch_stride, &bands) &&
+                       !__builtin_add_overflow(bands, p->N, &bands) && bands <= p->ldy;
+    KILN_CHECK(p->batch <= 1 || own_rows || own_columns, BAD);
     return need_out_f32(io, 0, extent);
 }
 

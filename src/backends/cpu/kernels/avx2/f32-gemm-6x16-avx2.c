@@ -92,6 +92,27 @@ void kiln_cpu_f32_gemm_ukernel_6x16__avx2(size_t kc, const float *a, const float
             __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), ai;
             ROW(0)
         }
+    } else if (tile->a_step == 1) {
+        /* Rows of A in place: the rows the loop runs past m read row m - 1 again (never stored). */
+        size_t off[MR];
+        for (size_t i = 0; i < MR; i++) off[i] = (i < m ? i : m - 1) * tile->a_ld;
+#define ROW_IN_PLACE(i)                                                                          \
+    ai = _mm256_broadcast_ss(a + off[i]);                                                        \
+    l##i = _mm256_fmadd_ps(ai, b0, l##i);                                                        \
+    h##i = _mm256_fmadd_ps(ai, b1, h##i);
+#define K_LOOP_IN_PLACE(rows)                                                                    \
+    for (size_t k = 0; k < kc; k++, a++, b += NR) {                                              \
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), ai;                         \
+        rows                                                                                     \
+    }
+        if (m <= 3) {
+            K_LOOP_IN_PLACE(ROW_IN_PLACE(0) ROW_IN_PLACE(1) ROW_IN_PLACE(2))
+        } else {
+            K_LOOP_IN_PLACE(ROW_IN_PLACE(0) ROW_IN_PLACE(1) ROW_IN_PLACE(2) ROW_IN_PLACE(3) ROW_IN_PLACE(4)
+                                ROW_IN_PLACE(5))
+        }
+#undef K_LOOP_IN_PLACE
+#undef ROW_IN_PLACE
     } else if (m <= 3) {
         K_LOOP(ROW(0) ROW(1) ROW(2))
     } else {

@@ -48,6 +48,22 @@ void kiln_cpu_f32_gemm_ukernel_12x32__avx512(size_t kc, const float *a, const fl
             __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), ai;
             ROW(0)
         }
+    } else if (tile->a_step == 1) {
+        /* Rows of A in place: the rows the loop runs past m read row m - 1 again (never stored). */
+        size_t off[MR];
+        for (size_t i = 0; i < MR; i++) off[i] = (i < m ? i : m - 1) * tile->a_ld;
+#define ROW_IN_PLACE(i)                                                                          \
+    ai = _mm512_set1_ps(a[off[i]]);                                                              \
+    l##i = _mm512_fmadd_ps(ai, b0, l##i);                                                        \
+    h##i = _mm512_fmadd_ps(ai, b1, h##i);
+#define K_LOOP_IN_PLACE(rows)                                                                    \
+    for (size_t k = 0; k < kc; k++, a++, b += NR) {                                              \
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), ai;                        \
+        rows                                                                                     \
+    }
+        KILN_AVX512_ROWS_IN_STEPS_OF_4(K_LOOP_IN_PLACE, ROW_IN_PLACE)
+#undef K_LOOP_IN_PLACE
+#undef ROW_IN_PLACE
     } else {
         KILN_AVX512_ROWS_IN_STEPS_OF_4(K_LOOP, ROW)
     }

@@ -40,16 +40,16 @@ static void tile_product(size_t kc, const float *restrict a, const float *restri
     }
 }
 
-/* acc[0] = the kc-deep product of one row of A, a_step floats between its k, and an NR-column
-   B panel: the decode rows, which read A in place and must not touch rows past the first. */
-static void row_product(size_t kc, const float *restrict a, size_t a_step, const float *restrict b, float acc[MR][NR])
+/* acc_row = the kc-deep product of one row of A, a_step floats between its k, and an NR-column
+   B panel: rows read in place (decode rows, short products), which must not touch rows past m. */
+static void row_product(size_t kc, const float *restrict a, size_t a_step, const float *restrict b, float acc_row[NR])
 {
     float c0[NR] = {0};
     for (size_t k = 0; k < kc; k++, a += a_step, b += NR) {
         const float a0 = a[0];
         for (int j = 0; j < NR; j++) c0[j] += a0 * b[j];
     }
-    for (int j = 0; j < NR; j++) acc[0][j] = c0[j];
+    for (int j = 0; j < NR; j++) acc_row[j] = c0[j];
 }
 
 void kiln_cpu_f32_gemm_ukernel_6x16__generic(size_t kc, const float *a, const float *b, float *c, size_t ldc,
@@ -57,7 +57,9 @@ void kiln_cpu_f32_gemm_ukernel_6x16__generic(size_t kc, const float *a, const fl
 {
     float acc[MR][NR];
     if (m == 1)
-        row_product(kc, a, tile->a_step ? tile->a_step : MR, b, acc);
+        row_product(kc, a, tile->a_step ? tile->a_step : MR, b, acc[0]);
+    else if (tile->a_step == 1)
+        for (size_t i = 0; i < m; i++) row_product(kc, a + i * tile->a_ld, 1, b, acc[i]);
     else
         tile_product(kc, a, b, acc);
     /* The epilogue of kernel_kit.h on the m x n part of the tile. */
