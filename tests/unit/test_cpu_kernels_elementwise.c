@@ -53,6 +53,39 @@ static void test_unary(void)
     }
 }
 
+/* An element's bits must not depend on its neighbours (drivers cut rows at different places for
+   different thread counts and workspaces, so an element lands in different vector lanes): every
+   activation of a shifted copy of the same data gives the same bits. Inputs mix magnitudes so
+   that vectors mix the branches an approximation has (GELU: small lanes, erf by pieces). */
+static void test_unary_lanes(void)
+{
+    const int64_t n = 515;
+    for (uint32_t kind = 1; kind < KILN_CPU_ACT_COUNT; kind++) {
+        kiln_cpu_act act = {kind, kind == KILN_CPU_ACT_CLIP ? -1.0f : 0.1f, 2.0f};
+        tbuf *X = tb_f32(n), *Y = tb_f32(n), *X1 = tb_f32(n - 1), *Y1 = tb_f32(n - 1);
+        float *x = tb_data(X);
+        fill(x, n, 1.0f);
+        for (int64_t i = 0; i < n; i += 7) x[i] *= 5.0f;
+        memcpy(tb_data(X1), x + 1, (size_t)(n - 1) * sizeof(float));
+        char what[64];
+        snprintf(what, sizeof what, "unary act=%u lanes", kind);
+        kiln_cpu_unary_params p = {.count = n, .act = act}, p1 = {.count = n - 1, .act = act};
+        for (size_t t = 0; t < n_tables; t++) {
+            tbuf *in[1] = {X}, *out[1] = {Y}, *in1[1] = {X1}, *out1[1] = {Y1};
+            if (!tables[t].runnable || !run_step(&tables[t], KILN_CPU_OP_UNARY, &p, in, 1, out, 1, what) ||
+                !run_step(&tables[t], KILN_CPU_OP_UNARY, &p1, in1, 1, out1, 1, what))
+                continue;
+            checks++;
+            if (memcmp((const float *)tb_data(Y) + 1, tb_data(Y1), (size_t)(n - 1) * sizeof(float)) != 0)
+                fail("%s [%s]: an element's result depends on its lane", what, tables[t].k->isa);
+        }
+        tb_free(X);
+        tb_free(Y);
+        tb_free(X1);
+        tb_free(Y1);
+    }
+}
+
 /* ---- BINARY ---- */
 
 typedef struct binary_case {
@@ -338,6 +371,7 @@ int main(void)
 {
     tables_init();
     test_unary();
+    test_unary_lanes();
     test_binary();
     test_softmax();
     test_layernorm();

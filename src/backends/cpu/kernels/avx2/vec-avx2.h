@@ -61,6 +61,7 @@ static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
 static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 static inline vf vf_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
+static inline vf vf_fmsub(vf a, vf b, vf c) { return _mm256_fmsub_ps(a, b, c); }   /* a * b - c */
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
 static inline vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
@@ -71,6 +72,12 @@ static inline vf vf_copysign(vf a, vf s)
     return _mm256_or_ps(vf_abs(a), _mm256_and_ps(s, _mm256_set1_ps(-0.0f)));
 }
 static inline vf vf_round(vf a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline vf vf_floor(vf a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+/* Lane indices for vf_table8, from integral floats in [0, 8) (others pick some entry). */
+typedef __m256i vx;
+static inline vx vx_from_vf(vf a) { return _mm256_cvtps_epi32(a); }
+/* table[index] per lane, index in [0, 8). */
+static inline vf vf_table8(const float *table, vx index) { return _mm256_permutevar8x32_ps(_mm256_loadu_ps(table), index); }
 
 static inline vm vm_lt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
 static inline vm vm_gt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }

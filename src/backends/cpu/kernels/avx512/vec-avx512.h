@@ -51,6 +51,7 @@ static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
 static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }   /* a * b + c */
 static inline vf vf_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); } /* c - a * b */
+static inline vf vf_fmsub(vf a, vf b, vf c) { return _mm512_fmsub_ps(a, b, c); }   /* a * b - c */
 static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
 static inline vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
@@ -65,10 +66,20 @@ static inline vf vf_neg(vf a)
 /* |a| with the sign of s. */
 static inline vf vf_copysign(vf a, vf s)
 {
-    __m512i sign = _mm512_and_si512(_mm512_castps_si512(s), _mm512_set1_epi32((int32_t)0x80000000u));
-    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(vf_abs(a)), sign));
+    /* one vpternlogd: bits of a where the mask is set, of s elsewhere (0xE4: C ? A : B) */
+    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(a), _mm512_castps_si512(s),
+                                                         _mm512_set1_epi32(0x7FFFFFFF), 0xE4));
 }
 static inline vf vf_round(vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline vf vf_floor(vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+/* Lane indices for vf_table8, from integral floats in [0, 8) (others pick some entry). */
+typedef __m512i vx;
+static inline vx vx_from_vf(vf a) { return _mm512_cvtps_epi32(a); }
+/* table[index] per lane, index in [0, 8). */
+static inline vf vf_table8(const float *table, vx index)
+{
+    return _mm512_permutexvar_ps(index, _mm512_castps256_ps512(_mm256_loadu_ps(table)));
+}
 
 static inline vm vm_lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
 static inline vm vm_gt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
