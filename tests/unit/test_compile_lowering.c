@@ -3,7 +3,8 @@
  * LAYERNORM step with rms set and the model's epsilon, while the same chain whose weight is not a
  * constant keeps its steps (the row mean as a GEMM); a 3x3 convolution with 32+ channels and 32+
  * tiles becomes a Winograd step, one with fewer tiles stays direct; attention's head split and
- * merge become strides of its batched GEMMs. The numbers are checked
+ * merge become strides of its batched GEMMs; an Add feeding a LayerNormalization becomes its
+ * residual. The numbers are checked
  * against the portable kernels in test_cross_backend_linear; this test pins the structure.
  */
 #include <stdio.h>
@@ -125,6 +126,24 @@ static void matmul_model(int64_t m, int64_t k, int64_t n, uint8_t **data, size_t
     onnx_builder_serialize(b, data, size);
     onnx_builder_destroy(b);
     free(w);
+}
+
+/* Add(x, r) -> LayerNormalization [2,5,ROW_N] -> y; keep_sum: the sum is an output too. */
+static void residual_layernorm_model(bool keep_sum, uint8_t **data, size_t *size)
+{
+    static float scale[ROW_N];
+    for (int i = 0; i < ROW_N; i++) scale[i] = 1.0f + (float)i / ROW_N;
+    onnx_builder *b = onnx_builder_create(17);
+    int64_t xs[3] = {2, 5, ROW_N}, ss[1] = {ROW_N};
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 3, xs);
+    onnx_builder_input(b, "r", ONNX_BUILDER_FLOAT, 3, xs);
+    onnx_builder_initializer(b, "scale", ONNX_BUILDER_FLOAT, 1, ss, scale, sizeof scale);
+    onnx_builder_node(b, "Add", "x,r", "sum");
+    onnx_builder_node(b, "LayerNormalization", "sum,scale", "y");
+    onnx_builder_output(b, "y");
+    if (keep_sum) onnx_builder_output(b, "sum");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
 }
 
 /* Self-attention without projections' biases: x [batch, tokens, heads * d] -> Q, K, V by
@@ -298,6 +317,17 @@ int main(void)
     matmul_model(1024, 1024, 1024, &onnx, &size);
     compiled_steps(onnx, size, "bf16", false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_GEMM] == 1 && gemm.b_packed == KILN_CPU_PACKED_BF16);
+    unit_section("Add of two tensors -> LayerNormalization: one LAYERNORM step with a residual");
+    residual_layernorm_model(false, &onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_LAYERNORM] == 1 && counts[KILN_CPU_OP_BINARY] == 0);
+    EXPECT(ln.has_residual == 1 && ln.outer == 10 && ln.n == ROW_N);
+
+    unit_section("the same with the sum an output too: the Add stays a step");
+    residual_layernorm_model(true, &onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_LAYERNORM] == 1 && counts[KILN_CPU_OP_BINARY] == 1 && ln.has_residual == 0);
+
     unit_section("attention, one sequence: no Transpose step; the mask is the scores' bias");
     attention_model(1, 13, 3, 8, &onnx, &size);
     compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);

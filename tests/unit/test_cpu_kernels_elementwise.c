@@ -223,19 +223,26 @@ static void test_softmax(void)
 static void test_layernorm(void)
 {
     static const int64_t shapes[][2] = {{1, 1}, {3, 17}, {5, 33}, {2, 768}, {4, 100}, {0, 8}};
-    for (uint32_t rms = 0; rms <= 1; rms++) {
+    for (uint32_t variant = 0; variant < 4; variant++) {
+        uint32_t rms = variant & 1, residual = variant >> 1;
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
             int64_t outer = shapes[i][0], n = shapes[i][1];
             uint32_t has_bias = (i + rms) % 2 == 0;
             char what[96];
-            snprintf(what, sizeof what, "%s %lldx%lld bias=%u", rms ? "rmsnorm" : "layernorm", (long long)outer,
-                     (long long)n, has_bias);
+            snprintf(what, sizeof what, "%s %lldx%lld bias=%u%s", rms ? "rmsnorm" : "layernorm", (long long)outer,
+                     (long long)n, has_bias, residual ? " + residual" : "");
             tbuf *X = tb_f32(outer * n), *S = tb_f32(n), *B = tb_f32(n), *Y = tb_f32(outer * n);
+            tbuf *R = tb_f32(outer * n);
             float *x = tb_data(X);
             fill(x, outer * n, 2.0f);
             for (int64_t j = 0; j < outer * n; j++) x[j] += 5.0f; /* a mean far from 0 */
             fill(tb_data(S), n, 1.5f);
             fill(tb_data(B), n, 1.0f);
+            fill(tb_data(R), outer * n, 1.0f);
+            /* with a residual the reference normalises x + r, rounded to float as an Add would */
+            float *sum = malloc(sizeof(float) * (size_t)(outer * n + 1));
+            for (int64_t j = 0; j < outer * n; j++) sum[j] = residual ? x[j] + tb_data(R)[j] : x[j];
+            x = sum;
             double *ref = malloc(sizeof(double) * (size_t)(outer * n + 1));
             for (int64_t r = 0; r < outer; r++) {
                 double mean = 0, var = 0;
@@ -247,13 +254,17 @@ static void test_layernorm(void)
                     ref[r * n + j] = (x[r * n + j] - mean) / sqrt(var + 1e-5) * tb_data(S)[j] +
                                      (has_bias ? tb_data(B)[j] : 0.0);
             }
-            kiln_cpu_layernorm_params p = {.outer = outer, .n = n, .epsilon = 1e-5f, .has_bias = has_bias, .rms = rms};
+            kiln_cpu_layernorm_params p = {.outer = outer, .n = n, .epsilon = 1e-5f, .has_bias = has_bias, .rms = rms,
+                                           .has_residual = residual};
             for (size_t t = 0; t < n_tables; t++) {
-                tbuf *in[3] = {X, S, B}, *out[1] = {Y};
-                if (tables[t].runnable && run_step(&tables[t], KILN_CPU_OP_LAYERNORM, &p, in, 3, out, 1, what))
+                tbuf *in[4] = {X, S, B, R}, *out[1] = {Y};
+                if (tables[t].runnable &&
+                    run_step(&tables[t], KILN_CPU_OP_LAYERNORM, &p, in, residual ? 4 : 3, out, 1, what))
                     check_output(&tables[t], tb_data(Y), ref, outer * n, EW_RTOL, 1e-5, what);
             }
             free(ref);
+            free(sum);
+            tb_free(R);
             tb_free(X);
             tb_free(S);
             tb_free(B);

@@ -309,6 +309,14 @@ static void test_validate_rows(void)
     MUTATE("layernorm rows", KILN_CPU_OP_LAYERNORM, ln, p_.outer = 3, lin, 3, lout, mr, nr);
     MUTATE("layernorm empty rows, non-empty Y", KILN_CPU_OP_LAYERNORM, ln, (p_.outer = (int64_t)1 << 40, p_.n = 0), lin, 3,
            lout, mr, nr);
+    tbuf *LR = tb_f32(16), *LR15 = tb_f32(15);
+    tbuf *lin_r[4] = {LX, LS, LB, LR}, *lin_r_short[4] = {LX, LS, LB, LR15};
+    kiln_cpu_layernorm_params ln_r = ln;
+    ln_r.has_residual = 1;
+    ACCEPT("layernorm residual", KILN_CPU_OP_LAYERNORM, ln_r, lin_r, 4, lout, mr, nr);
+    REJECT("layernorm residual missing", KILN_CPU_OP_LAYERNORM, ln_r, lin, 3, lout, mr, nr);
+    REJECT("layernorm residual short", KILN_CPU_OP_LAYERNORM, ln_r, lin_r_short, 4, lout, mr, nr);
+    MUTATE("layernorm residual flag", KILN_CPU_OP_LAYERNORM, ln_r, p_.has_residual = 2, lin_r, 4, lout, mr, nr);
 
     tbuf *FX = tb_f32(12), *FS = tb_f32(3), *FT = tb_f32(3), *FY = tb_f32(12);
     tbuf *fin[3] = {FX, FS, FT}, *fin_nt[3] = {FX, FS, NULL}, *fout[1] = {FY};

@@ -1,14 +1,17 @@
-/* test_cross_backend_attention.c — attention as exporters write it, on every cpu target against
- * the portable kernels (harness: tests/support/cross_backend.h).
+/* test_cross_backend_attention.c — attention and the residual joins of transformer blocks as
+ * exporters write them, on every cpu target against the portable kernels (harness:
+ * tests/support/cross_backend.h).
  *
  * The head split (Reshape + Transpose of the projections) and the head merge (Transpose +
  * Reshape of the context) are read and written by the batched GEMMs through strides
  * (aot_views.c, fuse_output_transpose in aot_fuse.c) and the additive mask is the scores' bias;
  * the cases also cover what must fall back to Transpose steps: a batch of sequences (two batch
  * dims), a Transpose another op reads too, a product that is one GEMM over the whole batch, and a
- * plain matrix transpose read as a transposed operand. test_compile_lowering pins which steps
- * each form gets.
+ * plain matrix transpose read as a transposed operand. An Add of two same-shaped tensors read
+ * only by a LayerNormalization becomes one LAYERNORM step with a residual (aot_fuse.c); the
+ * cases vary what may and may not fuse. test_compile_lowering pins which steps each form gets.
  */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "cross_backend.h"
@@ -117,6 +120,49 @@ static void case_matrix_transposes(xb_suite *s)
     xb_case_run(c);
 }
 
+/* Add(a, b) -> LayerNormalization over the last axis [2,5,33]; `a` and `b` name the Add's
+   operands ("x", "r": inputs; "w": a constant), scale_input makes the scale a graph input, and
+   keep_sum makes the sum an output as well (then it is not fused). */
+static void residual_layernorm_case(xb_suite *s, const char *a, const char *b, bool scale_input, bool keep_sum)
+{
+    xb_case *c = xb_case_begin(s, 17, 0, "Add(%s, %s) -> LayerNormalization%s%s [2,5,33]", a, b,
+                               scale_input ? ", scale an input" : "", keep_sum ? ", sum an output too" : "");
+    xb_input(c, "x", XB_DIMS(2, 5, 33), -2, 2);
+    xb_input(c, "r", XB_DIMS(2, 5, 33), -2, 2);
+    xb_weight(c, "w", XB_DIMS(2, 5, 33), -2, 2);
+    if (scale_input)
+        xb_input(c, "scale", XB_DIMS(33), 0.5f, 1.5f);
+    else
+        xb_weight(c, "scale", XB_DIMS(33), 0.5f, 1.5f);
+    xb_weight(c, "shift", XB_DIMS(33), -0.2f, 0.2f);
+    char spec[16];
+    snprintf(spec, sizeof spec, "%s,%s", a, b);
+    xb_node(c, "Add", spec, "sum");
+    xb_node(c, "LayerNormalization", "sum,scale,shift", "y");
+    xb_output(c, "y");
+    if (keep_sum) xb_output(c, "sum");
+    xb_case_run(c);
+}
+
+static void cases_residual_layernorm(xb_suite *s)
+{
+    residual_layernorm_case(s, "x", "r", false, false);
+    residual_layernorm_case(s, "r", "x", true, false);
+    residual_layernorm_case(s, "w", "x", false, false);
+    residual_layernorm_case(s, "x", "x", false, false);
+    residual_layernorm_case(s, "x", "r", false, true);
+
+    /* a broadcast Add (a bias row) is not a residual: Add and LayerNormalization stay two steps */
+    xb_case *c = xb_case_begin(s, 17, 0, "Add(x, row [33]) -> LayerNormalization [2,5,33]");
+    xb_input(c, "x", XB_DIMS(2, 5, 33), -2, 2);
+    xb_weight(c, "row", XB_DIMS(33), -2, 2);
+    xb_weight(c, "scale", XB_DIMS(33), 0.5f, 1.5f);
+    xb_node(c, "Add", "x,row", "sum");
+    xb_node(c, "LayerNormalization", "sum,scale", "y");
+    xb_output(c, "y");
+    xb_case_run(c);
+}
+
 int main(void)
 {
     xb_suite *s = xb_suite_create();
@@ -124,5 +170,6 @@ int main(void)
     case_shared_transpose(s);
     case_merged_batch(s);
     case_matrix_transposes(s);
+    cases_residual_layernorm(s);
     return xb_suite_finish(s);
 }

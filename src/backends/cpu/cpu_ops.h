@@ -167,7 +167,9 @@ typedef struct kiln_cpu_layernorm_params {
     int64_t outer, n;
     float epsilon;
     uint32_t has_bias;
-    uint32_t rms, reserved;
+    uint32_t rms;
+    uint32_t has_residual;          /* input 3, of X's shape, added to X before the statistics:
+                                       y = norm(x + r) (a transformer's Add + LayerNormalization) */
 } kiln_cpu_layernorm_params;
 
 /* y[n, c, i] = x[n, c, i] * scale[c] + shift[c] for i < inner, then act. */

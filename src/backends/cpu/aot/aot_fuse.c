@@ -16,6 +16,7 @@
  *   step -> {Sigmoid, Mul(x, sigmoid)}     act = SiLU
  *   step -> {Div(x, sqrt2) -> Erf -> Add(1), Mul(x, .)} -> Mul(0.5)   act = GELU (erf form)
  *   Sigmoid(x) -> Mul(x, sigmoid)          UNARY SiLU
+ *   Add(a, b) (same shapes) -> LayerNormalization   LAYERNORM of a, b its residual
  *   Pow(x, 2) -> ReduceMean(-1) -> Add(eps) -> Sqrt -> 1/. -> Mul(x, .) -> Mul(w)
  *                                          LAYERNORM rms (RMSNorm), scale w
  */
@@ -409,9 +410,36 @@ static bool fuse_rmsnorm(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y
     return true;
 }
 
+/* Add(a, b) of two tensors of its output's shape, read only by a LayerNormalization whose other
+   inputs are ready: one LAYERNORM step normalising a + b, b as its residual (a post-norm
+   transformer's residual joins: the sum is never stored on its own). */
+static bool fuse_add_layernorm(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y)
+{
+    const kiln_cpu_aot_node *add = &L->g->nodes[k];
+    if (d->op != KILN_CPU_OP_BINARY || d->params.binary.kind != KILN_CPU_BIN_ADD || add->node->opset < 7 ||
+        add->inputs[0] < 0 || add->inputs[1] < 0 || !same_shape(L, add->inputs[0], *y) ||
+        !same_shape(L, add->inputs[1], *y))
+        return false;
+    aot_step_desc ln;
+    int64_t c = only_reader(L, k, *y);
+    if (!describe_as(L, c, KILN_CPU_OP_LAYERNORM, *y, &ln) || L->g->nodes[c].inputs[0] != *y) return false;
+    for (uint32_t i = 1; i < ln.n_inputs; i++) {
+        if (ln.in[i].kind != AOT_OPERAND_VALUE) continue;
+        ln.in[i].value = L->g->nodes[c].inputs[ln.in[i].input];
+        if (!L->ready[ln.in[i].value]) return false;
+    }
+    ln.in[0] = d->in[0];
+    ln.in[3] = d->in[1];
+    ln.n_inputs = 4;
+    ln.params.layernorm.has_residual = 1;
+    *d = ln;
+    absorb(L, c, y);
+    return true;
+}
+
 void aot_fuse_node(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y)
 {
-    if (fuse_rmsnorm(L, k, d, y)) return;
+    if (fuse_rmsnorm(L, k, d, y) || fuse_add_layernorm(L, k, d, y)) return;
     if (d->op == KILN_CPU_OP_CONV2D) {
         fold_batchnorm(L, k, d, y);
         fuse_residual_add(L, k, d, y);

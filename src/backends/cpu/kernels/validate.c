@@ -409,13 +409,14 @@ static kiln_status validate_softmax(const kiln_cpu_softmax_params *p, const step
 static kiln_status validate_layernorm(const kiln_cpu_layernorm_params *p, const step_io *io)
 {
     KILN_CHECK(in_range(p->outer, 0, COUNT_MAX) && in_range(p->n, 0, COUNT_MAX), BAD);
-    KILN_CHECK(p->has_bias <= 1 && p->rms <= 1 && isfinite(p->epsilon), BAD);
+    KILN_CHECK(p->has_bias <= 1 && p->rms <= 1 && p->has_residual <= 1 && isfinite(p->epsilon), BAD);
     int64_t count;
     KILN_CHECK(mul3(p->outer, p->n, 1, &count), BAD);
     KILN_TRY(out_count_is(io, count));
     KILN_TRY(need_in_f32(io, 0, count));
     KILN_TRY(need_in_f32(io, 1, p->n));
     if (p->has_bias) KILN_TRY(need_in_f32(io, 2, p->n));
+    if (p->has_residual) KILN_TRY(need_in_f32(io, 3, count));
     return need_out_f32(io, 0, count);
 }
 

@@ -4,7 +4,8 @@
  * Layer: backends/cpu/kernels (template). As generic/f32-layernorm-generic.c: per row the mean,
  * then the mean of squared deviations from it (two passes, population variance), epsilon added
  * under the square root (RMS normalisation: mean 0, one pass); the sums run in float lanes,
- * 1 / sqrt in double. x == y is allowed.
+ * 1 / sqrt in double. x == y is allowed. With a residual r the row x + r (rounded to float, as
+ * the Add it replaces) is formed in y first and normalised there.
  * The float sums overflow where the reference's double ones do not only for |x| past ~1e19.
  */
 #include <math.h>
@@ -28,9 +29,17 @@ static float row_sum(const float *x, size_t n, float shift, bool square)
 
 typedef struct layernorm_job {
     const kiln_cpu_layernorm_params *p;
-    const float *x, *scale, *bias;
+    const float *x, *scale, *bias, *residual;
     float *y;
 } layernorm_job;
+
+/* y = x + r over a row of n. */
+static void add_rows(const float *x, const float *r, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + VF_WIDTH <= n; i += VF_WIDTH) vf_storeu(y + i, vf_add(vf_loadu(x + i), vf_loadu(r + i)));
+    if (i < n) vf_store_part(y + i, vf_add(vf_load_part(x + i, n - i), vf_load_part(r + i, n - i)), n - i);
+}
 
 /* Rows [lo, hi). */
 static void layernorm_rows(const void *ctx, int64_t lo, int64_t hi)
@@ -43,6 +52,10 @@ static void layernorm_rows(const void *ctx, int64_t lo, int64_t hi)
     for (int64_t r = lo; r < hi; r++) {
         const float *xr = x + (size_t)r * n;
         float *yr = y + (size_t)r * n;
+        if (job->residual) {
+            add_rows(xr, job->residual + (size_t)r * n, yr, n);
+            xr = yr;
+        }
         /* Two passes as the reference: the mean, then squares of deviations from it. The mean
            sums deviations from the row's first element: a row far from zero relative to its
            spread (x in [1000, 1001]) would otherwise lose the spread to float rounding of the
@@ -68,7 +81,8 @@ kiln_status KILN_CPU_ISA(f32_layernorm)(const void *params, const kiln_tensor *c
 {
     const kiln_cpu_layernorm_params *p = params;
     if (p->n == 0 || p->outer == 0) return KILN_OK; /* empty: no row to read, however many */
-    layernorm_job j = {p, in[0]->data, in[1]->data, p->has_bias ? in[2]->data : NULL, out[0]->data};
+    layernorm_job j = {p, in[0]->data, in[1]->data, p->has_bias ? in[2]->data : NULL,
+                       p->has_residual ? in[3]->data : NULL, out[0]->data};
     kiln_cpu_parallel_rows(exec, p->outer, p->n, KILN_CPU_ROWS_GRAIN, layernorm_rows, &j);
     return KILN_OK;
 }
