@@ -349,7 +349,7 @@ static void test_validate_rows(void)
     REJECT("unknown op", 0, cp, cin, 1, cout, mr, nr);
     REJECT("unknown op", KILN_CPU_OP_COUNT, cp, cin, 1, cout, mr, nr);
 
-    tbuf *all[] = {X10, Y10, A, B, Y, S24, T24, LX, LS, LS7, LB, LY, FX, FS, FT, FY, CX, CY, TX, TY};
+    tbuf *all[] = {X10, Y10, A, B, Y, S24, T24, LX, LS, LS7, LB, LY, LR, LR15, FX, FS, FT, FY, CX, CY, TX, TY};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tb_free(all[i]);
 }
 
