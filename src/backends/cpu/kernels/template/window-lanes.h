@@ -80,12 +80,18 @@ static inline win_lanes win_lanes_of(int64_t ow0, size_t t, int64_t lo, int64_t 
 }
 
 /* The lanes l (a < b) from first (what lane a reads), first + s, ...; zero elsewhere. */
+/* t (<= VF_WIDTH) elements at stride s from first, all inside the row. */
+static inline vf win_load_all(const float *first, int64_t s, size_t t)
+{
+    if (t == VF_WIDTH)
+        return s == 1 ? vf_loadu(first) : s == 2 ? vf_load_even(first, VF_WIDTH) : vf_gather_part(first, (int32_t)s, VF_WIDTH);
+    return s == 1 ? vf_load_part(first, t) : s == 2 ? vf_load_even(first, t) : vf_gather_part(first, (int32_t)s, t);
+}
+
 static inline vf win_load(const float *first, int64_t s, const win_lanes *l)
 {
     if (!l->full) return vf_load_lanes(first, s, l->m, (size_t)l->a);
-    if (l->t == VF_WIDTH)
-        return s == 1 ? vf_loadu(first) : s == 2 ? vf_load_even(first, VF_WIDTH) : vf_gather_part(first, (int32_t)s, VF_WIDTH);
-    return s == 1 ? vf_load_part(first, l->t) : s == 2 ? vf_load_even(first, l->t) : vf_gather_part(first, (int32_t)s, l->t);
+    return win_load_all(first, s, l->t);
 }
 
 /* The width geometry of a window, from conv or pool params. */
