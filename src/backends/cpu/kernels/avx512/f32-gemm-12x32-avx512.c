@@ -69,12 +69,5 @@ void kiln_cpu_f32_gemm_ukernel_12x32__avx512(size_t kc, const float *a, const fl
     }
 #undef K_LOOP
 #undef ROW
-    if (m == MR) {
-        const kiln_avx512_tile_store k = kiln_avx512_store_setup(n, tile);
-        KILN_AVX512_STORE_12_ROWS(c, ldc, &k, tile);
-        return;
-    }
-    const __m512 lo[MR] = {l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11};
-    const __m512 hi[MR] = {h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11};
-    kiln_avx512_store_tile(lo, hi, c, ldc, m, n, tile);
+    KILN_AVX512_STORE_ACCUMULATORS(c, ldc, m, n, tile);
 }

@@ -98,6 +98,20 @@ static inline void kiln_avx512_store_tile(const __m512 *lo, const __m512 *hi, fl
     for (size_t i = 0; i < m && i < KILN_CPU_AVX512_TILE_ROWS; i++) kiln_avx512_store_row(lo[i], hi[i], c, ldc, i, &k, tile);
 }
 
+/* The end of a 12 x 32 microkernel whose accumulators are l0..l11, h0..h11: a tile with all 12
+   rows straight from them, a shorter one (the last panel of M) through arrays. */
+#define KILN_AVX512_STORE_ACCUMULATORS(c, ldc, m, n, tile)                                           \
+    do {                                                                                           \
+        if ((m) == KILN_CPU_AVX512_TILE_ROWS) {                                                    \
+            const kiln_avx512_tile_store k_ = kiln_avx512_store_setup(n, tile);                    \
+            KILN_AVX512_STORE_12_ROWS(c, ldc, &k_, tile);                                          \
+            break;                                                                                 \
+        }                                                                                          \
+        const __m512 lo_[KILN_CPU_AVX512_TILE_ROWS] = {l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11}; \
+        const __m512 hi_[KILN_CPU_AVX512_TILE_ROWS] = {h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11}; \
+        kiln_avx512_store_tile(lo_, hi_, c, ldc, m, n, tile);                                      \
+    } while (0)
+
 /* The K loop for the rows a tile has (m > 1), rounded up to 4, 8 or 12: K_LOOP(body) runs one
    k step of body, ROW(i) is row i's work in it. A short tile (the last panel of M = 64) would
    otherwise spend most FMAs on zero rows; each accumulator still sums its k in order, so the
