@@ -1,6 +1,11 @@
-# install.cmake — library, headers, the kiln tool, pkg-config file and CMake package config.
+# install.cmake — libraries (shared and static, cmake/libraries.cmake), headers, the kiln tool,
+# pkg-config files and the CMake package config.
+#
+# CMake targets of find_package(kiln):   kiln::kiln (libkiln.so)      kiln::kiln_static (libkiln.a)
+#   kiln::kiln_compiler (libkiln_compiler.so)   kiln::kiln_compiler_static (libkiln_compiler.a)
+# pkg-config: kiln (`--static` for libkiln.a) and kiln-compiler (requires kiln and libprotobuf-c).
 include(CMakePackageConfigHelpers)
-install(TARGETS kiln EXPORT kilnTargets
+install(TARGETS kiln kiln_shared kiln_compiler_archive kiln_compiler_shared EXPORT kilnTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
@@ -11,5 +16,7 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(RELATIVE_PATH KILN_PC_TO_PREFIX ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
-configure_file(cmake/kiln.pc.in ${CMAKE_BINARY_DIR}/kiln.pc @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/kiln.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+foreach(pc kiln kiln-compiler)
+  configure_file(cmake/${pc}.pc.in ${CMAKE_BINARY_DIR}/${pc}.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()

@@ -66,12 +66,12 @@ typedef struct kiln_backend {
  * KILN_ERROR_INVALID_ARGUMENT (NULL, missing functions, bad name), KILN_ERROR_BACKEND_ABI
  * (abi_version or struct_size mismatch), KILN_ERROR_BACKEND_DUPLICATE (name taken),
  * KILN_ERROR_BACKEND_REGISTRY_FULL. */
-kiln_status kiln_backend_register(const kiln_backend *backend);
+KILN_API kiln_status kiln_backend_register(const kiln_backend *backend);
 /* The registered backend of that name, or NULL. */
-const kiln_backend *kiln_backend_find(const char *name);
+KILN_API const kiln_backend *kiln_backend_find(const char *name);
 /* Number of registered backends and the i-th (registration order), for listings. */
-size_t kiln_backend_count(void);
-const kiln_backend *kiln_backend_at(size_t i);
+KILN_API size_t kiln_backend_count(void);
+KILN_API const kiln_backend *kiln_backend_at(size_t i);
 
 #ifdef __cplusplus
 }

@@ -84,14 +84,14 @@ typedef struct kiln_compile_options {
  * KILN_ERROR_MODEL (unreadable or invalid ONNX), KILN_ERROR_UNSUPPORTED_OP,
  * KILN_ERROR_SHAPE_MISMATCH / KILN_ERROR_DTYPE_MISMATCH (inconsistent model),
  * KILN_ERROR_COMPILE_SPEC, KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_LIMIT. */
-kiln_status kiln_compile_file(const kiln_compile_options *options, const kiln_compile_method *methods,
-                              size_t n_methods, const char *out_path, char *message, size_t message_size);
+KILN_API kiln_status kiln_compile_file(const kiln_compile_options *options, const kiln_compile_method *methods,
+                                       size_t n_methods, const char *out_path, char *message, size_t message_size);
 
 /* As kiln_compile_file, but returns the program bytes in *out_data (allocated from the options'
  * allocator, 64-byte aligned; free with that allocator) and their size in *out_size. */
-kiln_status kiln_compile_memory(const kiln_compile_options *options, const kiln_compile_method *methods,
-                                size_t n_methods, void **out_data, size_t *out_size, char *message,
-                                size_t message_size);
+KILN_API kiln_status kiln_compile_memory(const kiln_compile_options *options, const kiln_compile_method *methods,
+                                         size_t n_methods, void **out_data, size_t *out_size, char *message,
+                                         size_t message_size);
 
 /* Compile one model as n_shards programs that run in sequence (`kiln compile --shards N`).
  * The model is cut at n_shards - 1 points of its node order, balanced by weight bytes, where
@@ -104,8 +104,9 @@ kiln_status kiln_compile_memory(const kiln_compile_options *options, const kiln_
  * docs/cli.md; `kiln run MANIFEST` runs it). All files are written atomically and only after
  * every shard compiled; on failure none is left behind. Statuses: those of kiln_compile_file;
  * KILN_ERROR_COMPILE_SPEC when n_shards is 0, above 1024, or more than the model can be cut into. */
-kiln_status kiln_compile_shards(const kiln_compile_options *options, const kiln_compile_method *method,
-                                size_t n_shards, const char *manifest_path, char *message, size_t message_size);
+KILN_API kiln_status kiln_compile_shards(const kiln_compile_options *options, const kiln_compile_method *method,
+                                         size_t n_shards, const char *manifest_path, char *message,
+                                         size_t message_size);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 /* kiln.h — the public runtime API of kiln.
  *
- * Layer: public header. Depends on the C standard library only.
- * Contract: ../shared/API.md. Every fallible call returns a kiln_status (0 = OK, negative =
+ * Layer: public header. Depends on the C standard library (and kiln/export.h) only.
+ * This header is the contract: what each function takes, returns and keeps is stated at its
+ * declaration. Every fallible call returns a kiln_status (0 = OK, negative =
  * error) and writes its result through a final *_out parameter; on failure *out is NULL (or
  * left unchanged for plain-value outputs) and there is nothing to free.
  *
@@ -15,6 +16,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kiln/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,9 +73,9 @@ typedef enum kiln_status {
 
 /* A fixed, human-readable message for every status (never NULL; unknown codes give
    "unknown status"). The returned string is static. */
-const char *kiln_status_str(kiln_status status);
+KILN_API const char *kiln_status_str(kiln_status status);
 /* The symbolic name of a status without the KILN_ prefix, e.g. "ERROR_FORMAT". Static. */
-const char *kiln_status_name(kiln_status status);
+KILN_API const char *kiln_status_name(kiln_status status);
 
 typedef enum kiln_dtype {
     KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F64,
@@ -83,9 +86,9 @@ typedef enum kiln_dtype {
 #define KILN_DTYPE_COUNT 13
 
 /* Bytes per element of a dtype, 0 for a value that is not a kiln_dtype. */
-size_t kiln_dtype_size(kiln_dtype dtype);
+KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
 /* Lower-case name ("f32", "i64", "bool" ...) or "?" . Static. */
-const char *kiln_dtype_name(kiln_dtype dtype);
+KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
 
 typedef struct kiln_tensor {
     kiln_dtype dtype;
@@ -95,7 +98,7 @@ typedef struct kiln_tensor {
 } kiln_tensor;
 
 /* Number of elements of a tensor's shape (1 for rank 0), or -1 if it overflows int64. */
-int64_t kiln_tensor_numel(const kiln_tensor *tensor);
+KILN_API int64_t kiln_tensor_numel(const kiln_tensor *tensor);
 
 typedef struct kiln_allocator {
     void *ctx;
@@ -131,68 +134,68 @@ typedef struct kiln_module_options {
  * KILN_ERROR_FORMAT (truncated, corrupt or foreign file), KILN_ERROR_VERSION (newer format),
  * KILN_ERROR_OUT_OF_MEMORY. The file is not read again after this call except through the
  * mapping. */
-kiln_status kiln_program_open(const char *path, kiln_program **out);
+KILN_API kiln_status kiln_program_open(const char *path, kiln_program **out);
 /* As kiln_program_open over caller memory; data must be 8-byte aligned (64 for best use) and
  * must outlive the program. The bytes are read in place, never copied. */
-kiln_status kiln_program_open_memory(const void *data, size_t size, kiln_program **out);
+KILN_API kiln_status kiln_program_open_memory(const void *data, size_t size, kiln_program **out);
 /* Releases the caller's reference; NULL is ignored. */
-void        kiln_program_close(kiln_program *program);
+KILN_API void        kiln_program_close(kiln_program *program);
 
 /* Number of methods in the program and the name of method i (valid while the program is).
  * kiln_program_method_name returns NULL when i is out of range. */
-size_t      kiln_program_method_count(const kiln_program *program);
-const char *kiln_program_method_name(const kiln_program *program, size_t i);
+KILN_API size_t      kiln_program_method_count(const kiln_program *program);
+KILN_API const char *kiln_program_method_name(const kiln_program *program, size_t i);
 
 /* ---- Modules: one loaded instance of a program. options may be NULL (all defaults). --------
  * Returns KILN_ERROR_INVALID_ARGUMENT (NULL program/out, struct_size too small or options
  * fields out of range), KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_NO_RUNNABLE_TARGET, KILN_ERROR_THREAD. */
-kiln_status kiln_module_create(kiln_program *program, const kiln_module_options *options, kiln_module **out);
+KILN_API kiln_status kiln_module_create(kiln_program *program, const kiln_module_options *options, kiln_module **out);
 /* One line describing the most recent failure of kiln_method_load on this module (for example
  * which targets a context binary holds and what this CPU supports), or "" if there was none.
  * Valid until the next kiln_method_load on the module. */
-const char *kiln_module_last_error(const kiln_module *module);
+KILN_API const char *kiln_module_last_error(const kiln_module *module);
 
 /* Unloads every method still loaded and frees the module; NULL is ignored. */
-void        kiln_module_destroy(kiln_module *module);
+KILN_API void        kiln_module_destroy(kiln_module *module);
 
 /* ---- Methods --------------------------------------------------------------------------------
  * kiln_method_load: KILN_ERROR_NOT_FOUND (no method of that name), KILN_ERROR_OUT_OF_MEMORY,
  * KILN_ERROR_FORMAT (the plan does not verify), backend errors from delegate initialisation.
  * The method belongs to the module and must be unloaded before or by kiln_module_destroy. */
-kiln_status kiln_method_load(kiln_module *module, const char *name, kiln_method **out);
+KILN_API kiln_status kiln_method_load(kiln_module *module, const char *name, kiln_method **out);
 /* Releases the method and the references it holds; NULL and stale handles are ignored. */
-void        kiln_method_unload(kiln_method *method);
-size_t      kiln_method_input_count(const kiln_method *method);
-size_t      kiln_method_output_count(const kiln_method *method);
+KILN_API void        kiln_method_unload(kiln_method *method);
+KILN_API size_t      kiln_method_input_count(const kiln_method *method);
+KILN_API size_t      kiln_method_output_count(const kiln_method *method);
 /* Name of input/output index as the model gave it (valid while the method is loaded), or NULL
  * for an out-of-range index or a stale handle. */
-const char *kiln_method_input_name(const kiln_method *method, size_t index);
-const char *kiln_method_output_name(const kiln_method *method, size_t index);
+KILN_API const char *kiln_method_input_name(const kiln_method *method, size_t index);
+KILN_API const char *kiln_method_output_name(const kiln_method *method, size_t index);
 /* Declared dtype and shape of input/output index; data = NULL. KILN_ERROR_INDEX_OUT_OF_RANGE. */
-kiln_status kiln_method_input_info(const kiln_method *method, size_t index, kiln_tensor *out);
-kiln_status kiln_method_output_info(const kiln_method *method, size_t index, kiln_tensor *out);
+KILN_API kiln_status kiln_method_input_info(const kiln_method *method, size_t index, kiln_tensor *out);
+KILN_API kiln_status kiln_method_output_info(const kiln_method *method, size_t index, kiln_tensor *out);
 /* Copies tensor->data into the method's input buffer; the caller's buffer is not retained.
  * KILN_ERROR_INDEX_OUT_OF_RANGE, KILN_ERROR_DTYPE_MISMATCH, KILN_ERROR_SHAPE_MISMATCH (the
  * shape is not the declared one and the method cannot run with it), KILN_ERROR_STALE_HANDLE. */
-kiln_status kiln_method_set_input(kiln_method *method, size_t index, const kiln_tensor *tensor);
+KILN_API kiln_status kiln_method_set_input(kiln_method *method, size_t index, const kiln_tensor *tensor);
 /* Runs the method on the inputs set so far. KILN_ERROR_INVALID_STATE (an input was never set),
  * KILN_ERROR_SHAPE_MISMATCH / KILN_ERROR_INVALID_VALUE (data-dependent checks failed),
  * KILN_ERROR_OUT_OF_MEMORY, backend errors, KILN_ERROR_STALE_HANDLE. */
-kiln_status kiln_method_execute(kiln_method *method);
+KILN_API kiln_status kiln_method_execute(kiln_method *method);
 /* A view of output index; out->data points into the method's memory and stays valid until the
  * next execute or unload. KILN_ERROR_INVALID_STATE before the first successful execute. */
-kiln_status kiln_method_get_output(kiln_method *method, size_t index, kiln_tensor *out);
+KILN_API kiln_status kiln_method_get_output(kiln_method *method, size_t index, kiln_tensor *out);
 
 /* Identity of the backend context that delegate call `index` of this method uses (0-based, in
  * program order). Two methods share a context exactly when they report the same id. Ids are
  * never reused within a process. */
-size_t      kiln_method_delegate_count(const kiln_method *method);
-kiln_status kiln_method_context_id(const kiln_method *method, size_t index, uint64_t *out);
+KILN_API size_t      kiln_method_delegate_count(const kiln_method *method);
+KILN_API kiln_status kiln_method_context_id(const kiln_method *method, size_t index, uint64_t *out);
 
 /* Cross-module scratch sharing (opt-in). The group lives until it has been released and its
  * last member context is destroyed. */
-kiln_status kiln_scratch_group_create(kiln_scratch_group **out);
-void        kiln_scratch_group_release(kiln_scratch_group *group);
+KILN_API kiln_status kiln_scratch_group_create(kiln_scratch_group **out);
+KILN_API void        kiln_scratch_group_release(kiln_scratch_group *group);
 
 /* Process-wide counters of the compiled backend, for users debugging memory and for tests. */
 typedef struct kiln_runtime_stats {
@@ -203,10 +206,10 @@ typedef struct kiln_runtime_stats {
     uint64_t live_scratch_groups;
     uint64_t scratch_bytes_reserved;    /* sum of the scratch buffers currently held */
 } kiln_runtime_stats;
-kiln_status kiln_runtime_stats_get(kiln_runtime_stats *out);
+KILN_API kiln_status kiln_runtime_stats_get(kiln_runtime_stats *out);
 
 /* "major.minor.patch" of the library. Static. */
-const char *kiln_version_string(void);
+KILN_API const char *kiln_version_string(void);
 
 #ifdef __cplusplus
 }
