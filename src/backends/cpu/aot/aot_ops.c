@@ -5,11 +5,14 @@
  * 0 is the one output used, every tensor involved is non-empty f32 (parameter inputs such as
  * Reshape's shape excepted, which are constants), and its family can state it exactly as a
  * lowered step. Anything else stays on the portable kernels.
+ * Each entry also names the lowered ops its family produces, so a listing can say which
+ * targets' kernel tables run the op (docs/ops.md) without lowering a sample node.
  */
 #include <string.h>
 
 #include "backends/cpu/aot/aot_ops.h"
 #include "backends/cpu/aot/cpu_aot.h"
+#include "core/check.h"
 
 typedef bool (*describe_fn)(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
                             aot_step_desc *d);
@@ -22,51 +25,55 @@ typedef struct op_entry {
     const char *op;
     describe_fn describe;
     describe_arena_fn describe_arena; /* when describe is NULL */
+    uint32_t steps;                   /* the lowered ops (STEP bits) describe can produce; listings
+                                         (docs/ops.md) read it, aot_describe asserts it */
 } op_entry;
 
+#define STEP(op) (1u << KILN_CPU_OP_##op)
+
 static const op_entry op_table[] = {
-    {"Gemm", aot_describe_gemm, NULL},
-    {"MatMul", aot_describe_matmul, NULL},
-    {"Conv", aot_describe_conv, NULL},
-    {"Add", aot_describe_binary, NULL},
-    {"Sub", aot_describe_binary, NULL},
-    {"Mul", aot_describe_binary, NULL},
-    {"Div", aot_describe_binary, NULL},
-    {"Max", aot_describe_binary, NULL},
-    {"Min", aot_describe_binary, NULL},
-    {"Pow", aot_describe_binary, NULL},
-    {"Relu", aot_describe_unary, NULL},
-    {"LeakyRelu", aot_describe_unary, NULL},
-    {"Clip", aot_describe_unary, NULL},
-    {"Sigmoid", aot_describe_unary, NULL},
-    {"Tanh", aot_describe_unary, NULL},
-    {"HardSigmoid", aot_describe_unary, NULL},
-    {"HardSwish", aot_describe_unary, NULL},
-    {"Elu", aot_describe_unary, NULL},
-    {"Exp", aot_describe_unary, NULL},
-    {"Log", aot_describe_unary, NULL},
-    {"Sqrt", aot_describe_unary, NULL},
-    {"Neg", aot_describe_unary, NULL},
-    {"Abs", aot_describe_unary, NULL},
-    {"Erf", aot_describe_unary, NULL},
-    {"Reciprocal", aot_describe_unary, NULL},
-    {"Softplus", aot_describe_unary, NULL},
-    {"Softmax", aot_describe_softmax, NULL},
-    {"LogSoftmax", aot_describe_softmax, NULL},
-    {"LayerNormalization", aot_describe_layernorm, NULL},
-    {"BatchNormalization", NULL, aot_describe_batchnorm},
-    {"ReduceMean", NULL, aot_describe_reduce_mean},
-    {"MaxPool", aot_describe_pool, NULL},
-    {"AveragePool", aot_describe_pool, NULL},
-    {"GlobalAveragePool", aot_describe_pool, NULL},
-    {"GlobalMaxPool", aot_describe_pool, NULL},
-    {"Reshape", aot_describe_copy, NULL},
-    {"Flatten", aot_describe_copy, NULL},
-    {"Squeeze", aot_describe_copy, NULL},
-    {"Unsqueeze", aot_describe_copy, NULL},
-    {"Identity", aot_describe_copy, NULL},
-    {"Dropout", aot_describe_copy, NULL},
-    {"Transpose", aot_describe_transpose, NULL},
+    {"Gemm", aot_describe_gemm, NULL, STEP(GEMM)},
+    {"MatMul", aot_describe_matmul, NULL, STEP(GEMM)},
+    {"Conv", aot_describe_conv, NULL, STEP(CONV2D)},
+    {"Add", aot_describe_binary, NULL, STEP(BINARY)},
+    {"Sub", aot_describe_binary, NULL, STEP(BINARY)},
+    {"Mul", aot_describe_binary, NULL, STEP(BINARY)},
+    {"Div", aot_describe_binary, NULL, STEP(BINARY)},
+    {"Max", aot_describe_binary, NULL, STEP(BINARY)},
+    {"Min", aot_describe_binary, NULL, STEP(BINARY)},
+    {"Pow", aot_describe_binary, NULL, STEP(BINARY)},
+    {"Relu", aot_describe_unary, NULL, STEP(UNARY)},
+    {"LeakyRelu", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Clip", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Sigmoid", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Tanh", aot_describe_unary, NULL, STEP(UNARY)},
+    {"HardSigmoid", aot_describe_unary, NULL, STEP(UNARY)},
+    {"HardSwish", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Elu", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Exp", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Log", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Sqrt", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Neg", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Abs", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Erf", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Reciprocal", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Softplus", aot_describe_unary, NULL, STEP(UNARY)},
+    {"Softmax", aot_describe_softmax, NULL, STEP(SOFTMAX)},
+    {"LogSoftmax", aot_describe_softmax, NULL, STEP(SOFTMAX)},
+    {"LayerNormalization", aot_describe_layernorm, NULL, STEP(LAYERNORM)},
+    {"BatchNormalization", NULL, aot_describe_batchnorm, STEP(CHANNEL_AFFINE)},
+    {"ReduceMean", NULL, aot_describe_reduce_mean, STEP(GEMM)},
+    {"MaxPool", aot_describe_pool, NULL, STEP(POOL2D)},
+    {"AveragePool", aot_describe_pool, NULL, STEP(POOL2D)},
+    {"GlobalAveragePool", aot_describe_pool, NULL, STEP(POOL2D)},
+    {"GlobalMaxPool", aot_describe_pool, NULL, STEP(POOL2D)},
+    {"Reshape", aot_describe_copy, NULL, STEP(COPY)},
+    {"Flatten", aot_describe_copy, NULL, STEP(COPY)},
+    {"Squeeze", aot_describe_copy, NULL, STEP(COPY)},
+    {"Unsqueeze", aot_describe_copy, NULL, STEP(COPY)},
+    {"Identity", aot_describe_copy, NULL, STEP(COPY)},
+    {"Dropout", aot_describe_copy, NULL, STEP(COPY)},
+    {"Transpose", aot_describe_transpose, NULL, STEP(TRANSPOSE)},
 };
 
 const kiln_tensor *aot_input(const kiln_node *node, const kiln_tensor *const *in, size_t i)
@@ -123,7 +130,15 @@ bool aot_describe(const kiln_node *node, const kiln_tensor *const *in, const kil
     bool ok = e->describe ? e->describe(node, in, out[0], d) : e->describe_arena(node, in, out[0], arena, d);
     for (uint32_t i = 0; ok && i < d->n_inputs; i++)
         if (d->in[i].kind == AOT_OPERAND_WEIGHT && !aot_is_f32(&d->in[i].t)) ok = false;
+    if (ok && KILN_NEVER(d->op >= KILN_CPU_OP_COUNT || !(e->steps & (1u << d->op)))) ok = false;
     return ok;
+}
+
+const char *kiln_cpu_aot_op_at(size_t i, uint32_t *steps_out)
+{
+    if (i >= sizeof op_table / sizeof op_table[0]) return NULL;
+    if (steps_out) *steps_out = op_table[i].steps;
+    return op_table[i].op;
 }
 
 kiln_cpu_act *aot_step_act(aot_step_desc *d)

@@ -53,6 +53,12 @@ typedef struct kiln_cpu_aot_spec {
  * data). Conservative: false for anything it cannot lower exactly. */
 bool kiln_cpu_aot_supports(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *const *out);
 
+/* For listings such as docs/ops.md (docs/gen/gen_ops_doc.c): the name of the i-th ONNX op the
+ * backend lowers, in table order, or NULL past the end; *steps_out (when not NULL) receives
+ * the lowered ops it can become, bit (1u << kiln_cpu_op) each. A target compiles the op when
+ * its kernel table has every one of them. Static strings. */
+const char *kiln_cpu_aot_op_at(size_t i, uint32_t *steps_out);
+
 /* Check a compile spec's target list before any work: non-empty, every name known, none twice.
  * KILN_OK or KILN_ERROR_COMPILE_SPEC with one line in message naming the fix (for an unknown
  * target it lists the known ones). */
