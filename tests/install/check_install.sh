@@ -35,41 +35,6 @@ if grep -n 'shared/\|API\.md' "$prefix"/include/kiln/*.h; then
   fail "an installed header refers to a file users do not have (above)"
 fi
 
-# ---- the README's lines, verbatim, in a folder holding app.c and compile.c ----
-mkdir "$work/readme"
-cp "$here/consumer.c" "$work/readme/app.c"
-cp "$here/compile_consumer.c" "$work/readme/compile.c"
-run_readme_line() {
-  local line=$1 out=$2
-  grep -qF -- "$line" "$readme" || fail "README.md no longer shows: $line"
-  (cd "$work/readme" && rm -f a.out && eval "$line" && mv a.out "$out") || fail "README line failed: $line"
-}
-run_readme_line 'cc app.c $(pkg-config --cflags --libs kiln)' app-shared
-run_readme_line 'cc -static app.c $(pkg-config --cflags --libs --static kiln)' app-static
-run_readme_line 'cc compile.c $(pkg-config --cflags --libs kiln-compiler)' compile-shared
-cd "$work/readme"
-[[ " $(needs app-shared)" == *" libkiln.so.0 "* ]] || fail "app-shared does not use libkiln.so.0 (needs: $(needs app-shared))"
-LD_LIBRARY_PATH=$libdir ./app-shared
-[[ -z $(needs app-static) ]] || fail "app-static (cc -static) needs shared libraries: $(needs app-static)"
-./app-static
-[[ " $(needs compile-shared)" == *" libkiln_compiler.so.0 "* ]] ||
-  fail "compile-shared does not use libkiln_compiler.so.0 (needs: $(needs compile-shared))"
-LD_LIBRARY_PATH=$libdir ./compile-shared
-
-# ---- find_package(kiln): shared and static, runtime and compiler ----
-cmake -S "$here" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build "$work/cmake-build" >/dev/null
-cd "$work/cmake-build"
-for exe in consumer consumer_static compile_consumer compile_consumer_static; do
-  n=" $(needs $exe)"
-  case $exe in
-    consumer) [[ $n == *" libkiln.so.0 "* ]] || fail "kiln::kiln did not link libkiln.so.0 (needs:$n)" ;;
-    compile_consumer) [[ $n == *" libkiln_compiler.so.0 "* ]] || fail "kiln::kiln_compiler did not link libkiln_compiler.so.0 (needs:$n)" ;;
-    *) [[ $n != *libkiln* ]] || fail "$exe links a shared kiln library (needs:$n)" ;;
-  esac
-  LD_LIBRARY_PATH=$libdir "./$exe"
-done
-
 # ---- exports: exactly the KILN_API functions of the installed headers ----
 # Declared functions are read from the preprocessed headers (comments gone, KILN_API expanded).
 declared() {  # HEADER... -> "name marked" per declared function, marked 1 when KILN_API
@@ -99,6 +64,44 @@ declared compiler.h | grep -vxFf "$work/runtime.decl" > "$work/compiler.decl" ||
 [[ -s $work/runtime.decl && -s $work/compiler.decl ]] || fail "found no declarations in the installed headers"
 check_exports "$libdir/libkiln.so" "$work/runtime.decl"
 check_exports "$libdir/libkiln_compiler.so" "$work/compiler.decl"
+
+# A program for the runtime consumers to run: the demo's digits CNN, by the installed tool.
+"$prefix/bin/kiln" compile "$here/../../demo/digits.onnx" --input-shape image=2,1,8,8 -o "$work/digits.kiln" >/dev/null
+
+# ---- the README's lines, verbatim, in a folder holding app.c and compile.c ----
+mkdir "$work/readme"
+cp "$here/consumer.c" "$work/readme/app.c"
+cp "$here/compile_consumer.c" "$work/readme/compile.c"
+run_readme_line() {
+  local line=$1 out=$2
+  grep -qF -- "$line" "$readme" || fail "README.md no longer shows: $line"
+  (cd "$work/readme" && rm -f a.out && eval "$line" && mv a.out "$out") || fail "README line failed: $line"
+}
+run_readme_line 'cc app.c $(pkg-config --cflags --libs kiln)' app-shared
+run_readme_line 'cc -static app.c $(pkg-config --cflags --libs --static kiln)' app-static
+run_readme_line 'cc compile.c $(pkg-config --cflags --libs kiln-compiler)' compile-shared
+cd "$work/readme"
+[[ " $(needs app-shared)" == *" libkiln.so.0 "* ]] || fail "app-shared does not use libkiln.so.0 (needs: $(needs app-shared))"
+LD_LIBRARY_PATH=$libdir ./app-shared "$work/digits.kiln"
+[[ -z $(needs app-static) ]] || fail "app-static (cc -static) needs shared libraries: $(needs app-static)"
+./app-static "$work/digits.kiln"
+[[ " $(needs compile-shared)" == *" libkiln_compiler.so.0 "* ]] ||
+  fail "compile-shared does not use libkiln_compiler.so.0 (needs: $(needs compile-shared))"
+LD_LIBRARY_PATH=$libdir ./compile-shared
+
+# ---- find_package(kiln): shared and static, runtime and compiler ----
+cmake -S "$here" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/cmake-build" >/dev/null
+cd "$work/cmake-build"
+for exe in consumer consumer_static compile_consumer compile_consumer_static; do
+  n=" $(needs $exe)"
+  case $exe in
+    consumer) [[ $n == *" libkiln.so.0 "* ]] || fail "kiln::kiln did not link libkiln.so.0 (needs:$n)" ;;
+    compile_consumer) [[ $n == *" libkiln_compiler.so.0 "* ]] || fail "kiln::kiln_compiler did not link libkiln_compiler.so.0 (needs:$n)" ;;
+    *) [[ $n != *libkiln* ]] || fail "$exe links a shared kiln library (needs:$n)" ;;
+  esac
+  LD_LIBRARY_PATH=$libdir "./$exe" "$work/digits.kiln"
+done
 
 # ---- the kiln tool links the archive ----
 test -x "$prefix/bin/kiln" || fail "bin/kiln is not installed"
