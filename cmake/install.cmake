@@ -1,5 +1,5 @@
-# install.cmake — libraries (shared and static, cmake/libraries.cmake), headers, the kiln tool,
-# pkg-config files and the CMake package config.
+# install.cmake — libraries (shared and static, cmake/libraries.cmake), headers, the docs/ pages,
+# the kiln tool, pkg-config files and the CMake package config.
 #
 # CMake targets of find_package(kiln):   kiln::kiln (libkiln.so)      kiln::kiln_static (libkiln.a)
 #   kiln::kiln_compiler (libkiln_compiler.so)   kiln::kiln_compiler_static (libkiln_compiler.a)
@@ -8,6 +8,8 @@ include(CMakePackageConfigHelpers)
 install(TARGETS kiln kiln_shared kiln_compiler_archive kiln_compiler_shared EXPORT kilnTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The pages the headers cite as docs/<page>.md (formats, targets, command line), in share/doc/kiln.
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md" PATTERN gen EXCLUDE)
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 configure_package_config_file(cmake/kilnConfig.cmake.in ${CMAKE_BINARY_DIR}/kilnConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)

@@ -8,7 +8,8 @@
 #    archive; each program runs (tests/install/CMakeLists.txt);
 #  - libkiln.so and libkiln_compiler.so export exactly the functions their installed headers
 #    declare, each declared KILN_API, and nothing of the internal layers;
-#  - the installed headers do not send readers to files users do not have;
+#  - the installed headers do not send readers to files users do not have (the docs/ pages
+#    they cite are installed in share/doc/kiln);
 #  - the installed kiln tool does not need libkiln.so (it links the archive).
 # The second argument (a work folder, from older callers) is ignored: everything happens in a
 # mktemp -d folder that is removed on exit.
@@ -30,10 +31,14 @@ done
 [[ $(readelf -d "$libdir/libkiln.so.0.1.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p') == libkiln.so.0 ]] ||
   fail "libkiln.so.0.1.0 does not have the soname libkiln.so.0"
 
-# Installed headers are the contract: no pointer to the source tree's ../shared/ design notes.
+# Installed headers are the contract: no pointer to the source tree's ../shared/ design notes,
+# and every docs/<page>.md they cite is installed (share/doc/kiln/<page>.md).
 if grep -n 'shared/\|API\.md' "$prefix"/include/kiln/*.h; then
   fail "an installed header refers to a file users do not have (above)"
 fi
+for page in $(grep -ohE 'docs/[A-Za-z0-9_-]+\.md' "$prefix"/include/kiln/*.h | sort -u); do
+  [[ -f $prefix/share/doc/kiln/${page#docs/} ]] || fail "an installed header cites $page, which is not installed"
+done
 
 # ---- exports: exactly the KILN_API functions of the installed headers ----
 # Declared functions are read from the preprocessed headers (comments gone, KILN_API expanded).
