@@ -242,14 +242,14 @@ static void expect_read_status(const char *dir, const void *bytes, size_t size, 
     counting_allocator ca;
     counting_init(&ca, -1);
     kiln_tensor t;
-    EXPECT_STATUS(kiln_npy_read_memory(bytes, size, &ca.base, &t), want);
+    EXPECT_STATUS(kiln_npy_read_memory(bytes, size, &ca.base, &t, NULL, 0), want);
     if (want != KILN_OK) EXPECT(tensor_is_zeroed(&t));
     kiln_free(&ca.base, t.data);
 
     char path[512];
     join_path(path, sizeof path, dir, "status.npy");
     EXPECT(write_raw(path, bytes, size));
-    EXPECT_STATUS(kiln_npy_read(path, &ca.base, &t), want);
+    EXPECT_STATUS(kiln_npy_read(path, &ca.base, &t, NULL, 0), want);
     if (want != KILN_OK) EXPECT(tensor_is_zeroed(&t));
     kiln_free(&ca.base, t.data);
     EXPECT(ca.live == 0);
@@ -284,7 +284,7 @@ static void test_numpy_files(const char *dir, int *fails)
         counting_allocator ca;
         counting_init(&ca, -1);
         kiln_tensor t, back;
-        kiln_status st = kiln_npy_read_memory(c->bytes, c->size, &ca.base, &t);
+        kiln_status st = kiln_npy_read_memory(c->bytes, c->size, &ca.base, &t, NULL, 0);
         if (st != KILN_OK) {
             fprintf(stderr, "%s: read gave %s\n", c->name, kiln_status_name(st));
             (*fails)++;
@@ -297,7 +297,7 @@ static void test_numpy_files(const char *dir, int *fails)
         char path[512];
         join_path(path, sizeof path, dir, c->name);
         EXPECT_STATUS(kiln_npy_write(path, &t), KILN_OK);
-        EXPECT_STATUS(kiln_npy_read(path, &ca.base, &back), KILN_OK);
+        EXPECT_STATUS(kiln_npy_read(path, &ca.base, &back, NULL, 0), KILN_OK);
         EXPECT(same_shape(&back, c->dtype, c->rank, c->shape));
         EXPECT(c->values_size == 0 || memcmp(back.data, c->values, c->values_size) == 0);
         if (c->rewrites_exactly) {
@@ -336,7 +336,7 @@ static void test_round_trip(const char *dir, int *fails)
             }
             kiln_tensor back;
             EXPECT_STATUS(kiln_npy_write(path, &t), KILN_OK);
-            EXPECT_STATUS(kiln_npy_read(path, NULL, &back), KILN_OK);
+            EXPECT_STATUS(kiln_npy_read(path, NULL, &back, NULL, 0), KILN_OK);
             EXPECT(same_shape(&back, t.dtype, t.rank, t.shape));
             EXPECT(back.data && memcmp(back.data, data, size) == 0);
             kiln_free(kiln_allocator_default(), back.data);
@@ -439,14 +439,14 @@ static void test_data_fixups(int *fails)
     size_t n = build_npy(buf, sizeof buf, 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (4,)}",
                          bools, sizeof bools);
     kiln_tensor t;
-    EXPECT_STATUS(kiln_npy_read_memory(buf, n, NULL, &t), KILN_OK);
+    EXPECT_STATUS(kiln_npy_read_memory(buf, n, NULL, &t, NULL, 0), KILN_OK);
     EXPECT(t.dtype == KILN_DTYPE_BOOL && memcmp(t.data, (const unsigned char[4]){0, 1, 1, 1}, 4) == 0);
     kiln_free(kiln_allocator_default(), t.data);
 
     const unsigned char big_2_5[8] = {0x40, 0x04, 0, 0, 0, 0, 0, 0};
     n = build_npy(buf, sizeof buf, 2, "{'descr': '>f8', 'fortran_order': False, 'shape': ()}", big_2_5,
                   sizeof big_2_5);
-    EXPECT_STATUS(kiln_npy_read_memory(buf, n, NULL, &t), KILN_OK);
+    EXPECT_STATUS(kiln_npy_read_memory(buf, n, NULL, &t, NULL, 0), KILN_OK);
     EXPECT(t.dtype == KILN_DTYPE_F64 && t.rank == 0 && *(const double *)t.data == 2.5);
     kiln_free(kiln_allocator_default(), t.data);
 }
@@ -500,7 +500,7 @@ static void test_mutations(int *fails)
                 counting_allocator ca;
                 counting_init(&ca, -1);
                 kiln_tensor t;
-                kiln_status st = kiln_npy_read_memory(buf, sizes[s], &ca.base, &t);
+                kiln_status st = kiln_npy_read_memory(buf, sizes[s], &ca.base, &t, NULL, 0);
                 if (st == KILN_OK) {
                     int64_t numel = kiln_tensor_numel(&t);
                     EXPECT(t.data && t.rank <= KILN_MAX_RANK && numel >= 0);
@@ -526,8 +526,8 @@ static void test_allocation_failures(const char *dir, int *fails)
             counting_allocator ca;
             counting_init(&ca, fail_at);
             kiln_tensor t;
-            kiln_status st = from_file ? kiln_npy_read(path, &ca.base, &t)
-                                       : kiln_npy_read_memory(npy_i64_4, sizeof npy_i64_4 - 1, &ca.base, &t);
+            kiln_status st = from_file ? kiln_npy_read(path, &ca.base, &t, NULL, 0)
+                                       : kiln_npy_read_memory(npy_i64_4, sizeof npy_i64_4 - 1, &ca.base, &t, NULL, 0);
             if (st == KILN_OK) {
                 kiln_free(&ca.base, t.data);
                 EXPECT(fail_at == (from_file ? 2 : 1));     /* header text + data, or data only */
@@ -550,13 +550,13 @@ static void test_bad_arguments(const char *dir, int *fails)
     join_path(path, sizeof path, dir, "args.npy");
     join_path(sub, sizeof sub, dir, "missing/args.npy");
 
-    EXPECT_STATUS(kiln_npy_read(NULL, NULL, &t), KILN_ERROR_INVALID_ARGUMENT);
-    EXPECT_STATUS(kiln_npy_read(path, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    EXPECT_STATUS(kiln_npy_read_memory(NULL, 4, NULL, &t), KILN_ERROR_INVALID_ARGUMENT);
-    EXPECT_STATUS(kiln_npy_read_memory(npy_u8_3, sizeof npy_u8_3 - 1, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    EXPECT_STATUS(kiln_npy_read_memory(NULL, 0, NULL, &t), KILN_ERROR_FORMAT);
-    EXPECT_STATUS(kiln_npy_read(path, NULL, &t), KILN_ERROR_IO);            /* does not exist */
-    EXPECT_STATUS(kiln_npy_read(dir, NULL, &t), KILN_ERROR_IO);             /* a directory */
+    EXPECT_STATUS(kiln_npy_read(NULL, NULL, &t, NULL, 0), KILN_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kiln_npy_read(path, NULL, NULL, NULL, 0), KILN_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kiln_npy_read_memory(NULL, 4, NULL, &t, NULL, 0), KILN_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kiln_npy_read_memory(npy_u8_3, sizeof npy_u8_3 - 1, NULL, NULL, NULL, 0), KILN_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kiln_npy_read_memory(NULL, 0, NULL, &t, NULL, 0), KILN_ERROR_FORMAT);
+    EXPECT_STATUS(kiln_npy_read(path, NULL, &t, NULL, 0), KILN_ERROR_IO);            /* does not exist */
+    EXPECT_STATUS(kiln_npy_read(dir, NULL, &t, NULL, 0), KILN_ERROR_IO);             /* a directory */
 
     EXPECT_STATUS(kiln_npy_write(NULL, &good), KILN_ERROR_INVALID_ARGUMENT);
     EXPECT_STATUS(kiln_npy_write(path, NULL), KILN_ERROR_INVALID_ARGUMENT);
@@ -591,7 +591,7 @@ static void test_bad_arguments(const char *dir, int *fails)
     EXPECT_STATUS(kiln_npy_write(path, &good), KILN_OK);
     value = 2.0f;
     EXPECT_STATUS(kiln_npy_write(path, &good), KILN_OK);
-    EXPECT_STATUS(kiln_npy_read(path, NULL, &t), KILN_OK);
+    EXPECT_STATUS(kiln_npy_read(path, NULL, &t, NULL, 0), KILN_OK);
     EXPECT(t.data && *(const float *)t.data == 2.0f);
     kiln_free(kiln_allocator_default(), t.data);
     mode_t mask = umask(022);
