@@ -436,9 +436,10 @@ int cmd_inspect(int argc, char **argv)
     }
     cli_program_file f;
     char message[512], shown[KILN_ESCAPED_NAME_SIZE];
+    cli_esc(shown, path);
     int rc = cli_program_file_read(path, &f, message, sizeof message);
     if (rc) {
-        cli_error("inspect: '%s': %s", cli_esc(shown, path), message);
+        cli_error("inspect: '%s': %s", shown, message);
         return rc;
     }
     if (json) print_json(&f.view, f.ctx, f.n_ctx);

@@ -5,8 +5,10 @@
  * right tensors and that version-1.0 little-endian ones write back byte for byte; that every dtype
  * and rank 0..KILN_MAX_RANK round-trips through a file; that header variants NumPy accepts are
  * accepted and corrupt, truncated or unsupported files give the documented status (never a crash,
- * checked further by mutating every header byte); that writes leave no temporary file behind when
- * they fail; and that an allocator failing at any point yields OUT_OF_MEMORY without leaks.
+ * checked further by mutating every header byte), each refusal with a message saying what is wrong
+ * (escaped where it quotes the file); that a FIFO, a directory or a missing path is refused before
+ * it is read; that writes leave no temporary file behind when they fail; and that an allocator
+ * failing at any point yields OUT_OF_MEMORY without leaks.
  * Exit status 0 when every check passes.
  */
 #include <dirent.h>
@@ -37,6 +39,15 @@
             fprintf(stderr, "%s:%d: %s gave %s, expected %s\n", __FILE__, __LINE__, #expr,      \
                     kiln_status_name(got_), kiln_status_name(want));                             \
             (*fails)++;                                                                          \
+        }                                                                                        \
+    } while (0)
+
+/* Setup that must work for the rest of a test to mean anything. */
+#define REQUIRE(cond)                                                                            \
+    do {                                                                                         \
+        if (!(cond)) {                                                                           \
+            fprintf(stderr, "%s:%d: required %s\n", __FILE__, __LINE__, #cond);                  \
+            exit(1);                                                                             \
         }                                                                                        \
     } while (0)
 
@@ -601,6 +612,97 @@ static void test_bad_arguments(const char *dir, int *fails)
     unlink(path);
 }
 
+/* Reads bytes from memory with a message buffer: the status, and a message holding `want`
+   (one line, no control bytes). */
+static void expect_message(const void *bytes, size_t size, kiln_status status, const char *want, int *fails)
+{
+    char message[KILN_NPY_MESSAGE_SIZE];
+    kiln_tensor t;
+    memset(message, 'x', sizeof message);
+    kiln_status st = kiln_npy_read_memory(bytes, size, NULL, &t, message, sizeof message);
+    EXPECT_STATUS(st, status);
+    EXPECT(memchr(message, '\0', sizeof message) != NULL);
+    if (!strstr(message, want)) {
+        fprintf(stderr, "test_npy: message '%s' does not say '%s'\n", message, want);
+        (*fails)++;
+    }
+    for (const char *c = message; *c; c++) EXPECT((unsigned char)*c >= 0x20 && *c != 0x7f);
+    kiln_free(kiln_allocator_default(), t.data);
+}
+
+static void expect_header_message(const char *header, const void *data, size_t data_size, kiln_status status,
+                                  const char *want, int *fails)
+{
+    unsigned char buf[1024];
+    size_t n = build_npy(buf, sizeof buf, 1, header, data, data_size);
+    EXPECT(n > 0);
+    expect_message(buf, n, status, want, fails);
+}
+
+/* Each refusal says what is wrong: the tool prints these lines as they are. */
+static void test_messages(int *fails)
+{
+    float f[6] = {0};
+    expect_message(npy_f32_2x3, sizeof npy_f32_2x3 - 2, KILN_ERROR_FORMAT,
+                   "truncated: the header announces 24 data bytes, the file holds 23", fails);
+    expect_message(npy_f32_2x3, 5, KILN_ERROR_FORMAT, "truncated: 5 bytes", fails);
+    expect_message("", 0, KILN_ERROR_FORMAT, "empty file", fails);
+    expect_message("PK\003\004 not numpy", 15, KILN_ERROR_FORMAT, "not a .npy file", fails);
+    expect_message("\223NUMPY\004\000\010\000{}      ", 18, KILN_ERROR_VERSION, "format version 4.0 is not supported",
+                   fails);
+    expect_header_message("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", f, 24,
+                          KILN_ERROR_NOT_SUPPORTED,
+                          "Fortran-order arrays are not supported (save with numpy.ascontiguousarray)", fails);
+    expect_header_message("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", f, 8, KILN_ERROR_NOT_SUPPORTED,
+                          "object arrays (pickled Python objects) are not supported", fails);
+    expect_header_message("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", f, 4,
+                          KILN_ERROR_NOT_SUPPORTED, "structured dtypes", fails);
+    expect_header_message("{'descr': '<U5', 'fortran_order': False, 'shape': (1,), }", f, 20, KILN_ERROR_NOT_SUPPORTED,
+                          "dtype '<U5' is not supported", fails);
+    /* Header bytes are quoted escaped: a stray high byte (0x9b is CSI on 8-bit terminals) too. */
+    expect_header_message("{'descr': '<\233\3774', 'fortran_order': False, 'shape': (1,), }", f, 4,
+                          KILN_ERROR_NOT_SUPPORTED, "dtype '<\\x9b\\xff4'", fails);
+    expect_header_message("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'extra': 1}", f, 4,
+                          KILN_ERROR_FORMAT, "unknown key 'extra'", fails);
+    expect_header_message("{'descr': '<f4', 'shape': (1,), }", f, 4, KILN_ERROR_FORMAT, "no 'fortran_order' key",
+                          fails);
+    expect_header_message("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1), }", f, 4,
+                          KILN_ERROR_LIMIT, "9 dimensions; kiln supports at most 8", fails);
+    expect_header_message("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", f, 8, KILN_ERROR_FORMAT,
+                          "4 bytes after the 4 data bytes", fails);
+
+    /* Success leaves an empty message; a small buffer gets a cut, terminated line. */
+    char message[16];
+    kiln_tensor t;
+    EXPECT_STATUS(kiln_npy_read_memory(npy_u8_3, sizeof npy_u8_3 - 1, NULL, &t, message, sizeof message), KILN_OK);
+    EXPECT(message[0] == '\0');
+    kiln_free(kiln_allocator_default(), t.data);
+    EXPECT_STATUS(kiln_npy_read_memory(npy_u8_3, 20, NULL, &t, message, sizeof message), KILN_ERROR_FORMAT);
+    EXPECT(strlen(message) == sizeof message - 1);
+}
+
+/* A FIFO, a directory and a missing file are refused before anything is read, each saying so.
+   A FIFO without a writer used to block open() forever: the alarm turns a regression into a
+   failure instead of a hang. */
+static void test_special_files(const char *dir, int *fails)
+{
+    char path[512], message[KILN_NPY_MESSAGE_SIZE];
+    kiln_tensor t;
+    join_path(path, sizeof path, dir, "fifo.npy");
+    REQUIRE(mkfifo(path, 0600) == 0);
+    alarm(20);
+    EXPECT_STATUS(kiln_npy_read(path, NULL, &t, message, sizeof message), KILN_ERROR_IO);
+    alarm(0);
+    EXPECT(strcmp(message, "is a FIFO, not a regular file") == 0);
+    EXPECT(tensor_is_zeroed(&t));
+    unlink(path);
+    EXPECT_STATUS(kiln_npy_read(dir, NULL, &t, message, sizeof message), KILN_ERROR_IO);
+    EXPECT(strcmp(message, "is a directory, not a regular file") == 0);
+    join_path(path, sizeof path, dir, "missing.npy");
+    EXPECT_STATUS(kiln_npy_read(path, NULL, &t, message, sizeof message), KILN_ERROR_IO);
+    EXPECT(strstr(message, "No such file") != NULL);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -619,6 +721,8 @@ int main(void)
     test_mutations(&fails);
     test_allocation_failures(dir, &fails);
     test_bad_arguments(dir, &fails);
+    test_messages(&fails);
+    test_special_files(dir, &fails);
     remove_tree(dir);
     if (fails) {
         fprintf(stderr, "test_npy: %d check(s) failed\n", fails);
