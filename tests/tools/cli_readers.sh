@@ -214,6 +214,18 @@ open(sys.argv[2], "wb").write(data)
 EOF
 }
 
+# expect_verify WHAT CLEAN_LINE BAD_LINE CLEAN BAD: `kiln verify CLEAN BAD` exits 4 with a line
+# matching CLEAN_LINE and one matching BAD_LINE (grep patterns).
+expect_verify() {
+    local what=$1 clean_line=$2 bad_line=$3
+    run_kiln verify "$4" "$5"
+    if [ "$rc" -eq 4 ] && grep -q "$clean_line" out && grep -q "$bad_line" out; then
+        echo "ok: verify $what: $(tr '\n' '|' < out)"
+    else
+        fail "verify $what: exit $rc: $(cat out err)"
+    fi
+}
+
 section_verify() {
     compile mm.onnx -o mm.kiln
     compile cast.onnx -o cast.kiln
@@ -231,13 +243,8 @@ cast.kiln: ok, no context binaries" ]; then echo "ok: verify clean programs"
     grep -q "DOES NOT MATCH the contents" out || fail "inspect does not show the mismatch: $(cat out)"
     run_kiln inspect --json bad.kiln
     [ "$rc" -eq 4 ] && grep -q '"signature_ok": false' out || fail "inspect --json: exit $rc: $(cat out)"
-    run_kiln verify mm.kiln bad.kiln
-    if [ "$rc" -eq 4 ] && grep -q "^mm.kiln: ok" out &&
-        grep -q "^bad.kiln: context binary in segment 0: signature [0-9a-f]* does not match its contents" out; then
-        echo "ok: verify: $(tr '\n' '|' < out)"
-    else
-        fail "verify a changed program: exit $rc: $(cat out err)"
-    fi
+    expect_verify "a changed program" "^mm.kiln: ok, 1 context binary" \
+        "^bad.kiln: context binary in segment 0: signature [0-9a-f]* does not match its contents" mm.kiln bad.kiln
     run_kiln verify --json mm.kiln bad.kiln
     [ "$rc" -eq 4 ] && "$python" -c '
 import json, sys
@@ -251,13 +258,8 @@ assert "signature" in r["files"][1]["problem"], r' out || fail "verify --json: e
     # A program without delegates keeps its weights as a segment: its hash is checked too.
     compile mm.onnx --no-delegate -o portable.kiln
     flip_weight portable.kiln bad_portable.kiln || { fail "cannot make bad_portable.kiln"; return; }
-    run_kiln verify portable.kiln bad_portable.kiln
-    if [ "$rc" -eq 4 ] && grep -q "^portable.kiln: ok, no context binaries" out &&
-        grep -q "^bad_portable.kiln: segment [0-9]* does not match its hash" out; then
-        echo "ok: verify a changed segment: $(tr '\n' '|' < out)"
-    else
-        fail "verify a changed segment: exit $rc: $(cat out err)"
-    fi
+    expect_verify "a changed segment" "^portable.kiln: ok, no context binaries" \
+        "^bad_portable.kiln: segment [0-9]* does not match its hash" portable.kiln bad_portable.kiln
     run_kiln inspect bad_portable.kiln
     expect 4 "segment" "inspect a program whose segment changed"
     printf 'not a program' > junk.kiln

@@ -42,15 +42,6 @@
         }                                                                                        \
     } while (0)
 
-/* Setup that must work for the rest of a test to mean anything. */
-#define REQUIRE(cond)                                                                            \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            fprintf(stderr, "%s:%d: required %s\n", __FILE__, __LINE__, #cond);                  \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
-
 /* ---- files written by NumPy 1.24 ----------------------------------------------------------- */
 
 static const char npy_f32_2x3[] =
@@ -689,7 +680,11 @@ static void test_special_files(const char *dir, int *fails)
     char path[512], message[KILN_NPY_MESSAGE_SIZE];
     kiln_tensor t;
     join_path(path, sizeof path, dir, "fifo.npy");
-    REQUIRE(mkfifo(path, 0600) == 0);
+    if (mkfifo(path, 0600) != 0) {
+        fprintf(stderr, "test_npy: cannot make a FIFO at %s\n", path);
+        (*fails)++;
+        return;
+    }
     alarm(20);
     EXPECT_STATUS(kiln_npy_read(path, NULL, &t, message, sizeof message), KILN_ERROR_IO);
     alarm(0);
