@@ -138,18 +138,20 @@ void cli_sort_doubles(double *values, size_t n)
 bool cli_parse_threads(const char *value, long *out)
 {
     if (cli_parse_int(value, 0, 1024, out)) return true;
-    cli_error("--threads wants an integer 0..1024, got '%s'", value);
+    char shown[KILN_ESCAPED_NAME_SIZE];
+    cli_error("--threads wants an integer 0..1024, got '%s'", cli_esc(shown, value));
     return false;
 }
 
 bool cli_take_program(const char *cmd, const char *arg, const char **program)
 {
+    char shown[KILN_ESCAPED_NAME_SIZE], other[KILN_ESCAPED_NAME_SIZE];
     if (arg[0] == '-') {
-        cli_error("%s: unknown or incomplete option '%s' (try 'kiln %s --help')", cmd, arg, cmd);
+        cli_error("%s: unknown or incomplete option '%s' (try 'kiln %s --help')", cmd, cli_esc(shown, arg), cmd);
         return false;
     }
     if (*program) {
-        cli_error("%s: more than one program given ('%s' and '%s')", cmd, *program, arg);
+        cli_error("%s: more than one program given ('%s' and '%s')", cmd, cli_esc(shown, *program), cli_esc(other, arg));
         return false;
     }
     *program = arg;

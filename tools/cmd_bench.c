@@ -59,7 +59,8 @@ static void usage(FILE *f)
 static bool parse_count(const char *opt, const char *value, long min, long *out)
 {
     if (cli_parse_int(value, min, 100000000, out)) return true;
-    cli_error("%s wants an integer %ld..100000000, got '%s'", opt, min, value);
+    char shown[KILN_ESCAPED_NAME_SIZE];
+    cli_error("%s wants an integer %ld..100000000, got '%s'", opt, min, cli_esc(shown, value));
     return false;
 }
 

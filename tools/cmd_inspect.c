@@ -426,7 +426,8 @@ int cmd_inspect(int argc, char **argv)
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else if (argv[i][0] == '-' || path) {
-            cli_error("inspect: unexpected argument '%s' (try 'kiln inspect --help')", argv[i]);
+            char shown[KILN_ESCAPED_NAME_SIZE];
+            cli_error("inspect: unexpected argument '%s' (try 'kiln inspect --help')", cli_esc(shown, argv[i]));
             return KILN_EXIT_USAGE;
         } else {
             path = argv[i];

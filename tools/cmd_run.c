@@ -75,7 +75,8 @@ static int parse(int argc, char **argv, run_args *r)
         } else if (strcmp(a, "--input-shape") == 0 && v) {
             char *spec = argv[++i];
             if (r->n_shapes == MAX_INPUTS || !cli_parse_shape(spec, &r->shapes[r->n_shapes]) || !r->shapes[r->n_shapes].name) {
-                cli_error("--input-shape wants NAME=D0,D1,..., got '%s'", spec);
+                char shown[KILN_ESCAPED_NAME_SIZE];
+                cli_error("--input-shape wants NAME=D0,D1,..., got '%s'", cli_esc(shown, spec));
                 return KILN_EXIT_USAGE;
             }
             r->n_shapes++;
@@ -83,7 +84,8 @@ static int parse(int argc, char **argv, run_args *r)
             if (!cli_parse_threads(argv[++i], &r->threads)) return KILN_EXIT_USAGE;
         } else if (strcmp(a, "--iterations") == 0 && v) {
             if (!cli_parse_int(argv[++i], 1, 1000000, &r->iterations)) {
-                cli_error("--iterations wants an integer 1..1000000, got '%s'", argv[i]);
+                char shown[KILN_ESCAPED_NAME_SIZE];
+                cli_error("--iterations wants an integer 1..1000000, got '%s'", cli_esc(shown, argv[i]));
                 return KILN_EXIT_USAGE;
             }
         } else if (!cli_take_program("run", a, &r->program)) return KILN_EXIT_USAGE;
