@@ -17,25 +17,13 @@
 
 #define REPORT_TOLERANCE 1e-3
 
-/* kiln_status_str speaks of kiln programs; say what each status means for a .npy file. */
-static const char *npy_problem(kiln_status st)
-{
-    switch (st) {
-    case KILN_ERROR_IO: return "cannot open or read the file";
-    case KILN_ERROR_FORMAT: return "not a valid .npy file (truncated or corrupt)";
-    case KILN_ERROR_VERSION: return "unsupported .npy format version";
-    case KILN_ERROR_NOT_SUPPORTED: return "unsupported dtype or Fortran order";
-    case KILN_ERROR_LIMIT: return "too many dimensions";
-    default: return kiln_status_str(st);
-    }
-}
-
 /* Reads one .npy file or says why not on stderr. */
 static int load(const char *path, kiln_tensor *t)
 {
-    kiln_status st = kiln_npy_read(path, NULL, t);
+    char why[KILN_NPY_MESSAGE_SIZE];
+    kiln_status st = kiln_npy_read(path, NULL, t, why, sizeof why);
     if (st != KILN_OK) {
-        fprintf(stderr, "digits_report: %s: %s\n", path, npy_problem(st));
+        fprintf(stderr, "digits_report: %s: %s\n", path, why);
         return 0;
     }
     return 1;

@@ -3,10 +3,13 @@
  * Layer: fuzz. Arbitrary bytes go to kiln_npy_read_memory. A file that reads must give a tensor
  * whose dtype is known, whose shape is valid and whose data holds exactly numel * dtype size
  * readable bytes (all read here, so ASan sees a short buffer); a failed read must leave *out
- * zeroed. The allocator is counted so a leak on any error path is a finding.
+ * zeroed and say why in one printable line (the message channel quotes header bytes, which are
+ * the fuzzer's). The allocator is counted so a leak on any error path is a finding.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fuzz_common.h"
 #include "io/npy.h"
@@ -39,18 +42,33 @@ static void check_zeroed(const kiln_tensor *t)
     abort();
 }
 
+/* A refusal's message: non-empty, terminated inside its buffer, free of control bytes (quoted
+   header text is escaped; what stays raw is well-formed printable UTF-8), so it cannot split an
+   error line or reach a terminal raw. */
+static void check_message(const char *message, size_t size)
+{
+    size_t n = strnlen(message, size);
+    bool ok = n > 0 && n < size;
+    for (size_t i = 0; ok && i < n; i++) ok = (unsigned char)message[i] >= 0x20 && message[i] != 0x7f;
+    if (ok) return;
+    fprintf(stderr, "fuzz: failed npy read gave no printable one-line message\n");
+    abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_budget budget;
     kiln_allocator a = fuzz_budget_allocator(&budget, NPY_BUDGET);
     kiln_tensor t;
-    kiln_status st = kiln_npy_read_memory(data, size, &a, &t);
+    char message[KILN_NPY_MESSAGE_SIZE];
+    kiln_status st = kiln_npy_read_memory(data, size, &a, &t, message, sizeof message);
     fuzz_check_status(st, "kiln_npy_read_memory");
     if (st == KILN_OK) {
         check_tensor(&t);
         a.free(a.ctx, t.data);
     } else {
         check_zeroed(&t);
+        check_message(message, sizeof message);
     }
     fuzz_budget_check_clean(&budget, "kiln_npy_read_memory");
     return 0;

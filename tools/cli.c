@@ -8,10 +8,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "compiler/onnx/onnx_tensor.h"
 #include "core/alloc.h"
+#include "core/file_open.h"
+#include "core/text_escape.h"
 #include "io/npy.h"
+#include "program_file.h"
+#include "tensor_pb.h"
 
 void cli_error(const char *fmt, ...)
 {
@@ -75,10 +79,34 @@ bool cli_ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-kiln_status cli_load_tensor(const char *path, kiln_tensor *out)
+int cli_load_tensor(const char *path, kiln_tensor *out)
 {
-    if (cli_ends_with(path, ".pb")) return kiln_onnx_read_tensor_file(path, kiln_allocator_default(), out);
-    return kiln_npy_read(path, kiln_allocator_default(), out);
+    char why[KILN_NPY_MESSAGE_SIZE], shown[KILN_ESCAPED_NAME_SIZE];
+    kiln_status st = cli_ends_with(path, ".pb")
+                         ? cli_read_tensor_pb(path, kiln_allocator_default(), out, why, sizeof why)
+                         : kiln_npy_read(path, kiln_allocator_default(), out, why, sizeof why);
+    if (st == KILN_OK) return 0;
+    cli_error("cannot read input '%s': %s", cli_esc(shown, path), why[0] ? why : kiln_status_str(st));
+    /* Every refusal is a bad input file (docs/cli.md), whatever status the reader used for it;
+       only running out of memory is a failure of the run. */
+    return st == KILN_ERROR_OUT_OF_MEMORY ? KILN_EXIT_FAILURE : KILN_EXIT_INVALID;
+}
+
+const char *cli_esc(char buf[KILN_ESCAPED_NAME_SIZE], const char *s)
+{
+    return kiln_text_escape(buf, KILN_ESCAPED_NAME_SIZE, s, (size_t)-1);
+}
+
+void cli_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20 || c == 0x7f) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
 }
 
 void cli_format_shape(const kiln_tensor *t, char *buf, size_t size)
@@ -110,18 +138,20 @@ void cli_sort_doubles(double *values, size_t n)
 bool cli_parse_threads(const char *value, long *out)
 {
     if (cli_parse_int(value, 0, 1024, out)) return true;
-    cli_error("--threads wants an integer 0..1024, got '%s'", value);
+    char shown[KILN_ESCAPED_NAME_SIZE];
+    cli_error("--threads wants an integer 0..1024, got '%s'", cli_esc(shown, value));
     return false;
 }
 
 bool cli_take_program(const char *cmd, const char *arg, const char **program)
 {
+    char shown[KILN_ESCAPED_NAME_SIZE], other[KILN_ESCAPED_NAME_SIZE];
     if (arg[0] == '-') {
-        cli_error("%s: unknown or incomplete option '%s' (try 'kiln %s --help')", cmd, arg, cmd);
+        cli_error("%s: unknown or incomplete option '%s' (try 'kiln %s --help')", cmd, cli_esc(shown, arg), cmd);
         return false;
     }
     if (*program) {
-        cli_error("%s: more than one program given ('%s' and '%s')", cmd, *program, arg);
+        cli_error("%s: more than one program given ('%s' and '%s')", cmd, cli_esc(shown, *program), cli_esc(other, arg));
         return false;
     }
     *program = arg;
@@ -135,27 +165,111 @@ bool cli_require_program(const char *cmd, const char *program)
     return false;
 }
 
-const char *cli_method_name(const kiln_program *program, const char *requested)
+/* "a, b, c" of the program's method names (escaped), cut to fit size. */
+static void list_methods(const kiln_program *program, char *buf, size_t size)
 {
-    if (requested) return requested;
-    return kiln_program_method_count(program) == 1 ? kiln_program_method_name(program, 0) : "forward";
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < kiln_program_method_count(program) && n < size; i++) {
+        char shown[KILN_ESCAPED_NAME_SIZE];
+        int w = snprintf(buf + n, size - n, "%s'%s'", i ? ", " : "", cli_esc(shown, kiln_program_method_name(program, i)));
+        if (w < 0) break;
+        n += (size_t)w;
+    }
+}
+
+int cli_choose_method(const char *cmd, const char *path, const kiln_program *program, const char *requested,
+                      const char **name)
+{
+    size_t n = kiln_program_method_count(program);
+    char methods[1024], shown_path[KILN_ESCAPED_NAME_SIZE], shown[KILN_ESCAPED_NAME_SIZE];
+    list_methods(program, methods, sizeof methods);
+    if (requested) {
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(kiln_program_method_name(program, i), requested) != 0) continue;
+            *name = requested;
+            return 0;
+        }
+        cli_error("%s: '%s' has no method '%s'; its methods: %s (pass one of them to --method)", cmd,
+                  cli_esc(shown_path, path), cli_esc(shown, requested), methods);
+        return KILN_EXIT_USAGE;
+    }
+    if (n == 1) {
+        *name = kiln_program_method_name(program, 0);
+        return 0;
+    }
+    if (n == 0) {
+        cli_error("%s: '%s' has no methods", cmd, cli_esc(shown_path, path));
+        return KILN_EXIT_INVALID;
+    }
+    cli_error("%s: '%s' has %zu methods (%s); pass --method NAME to choose one", cmd, cli_esc(shown_path, path), n,
+              methods);
+    return KILN_EXIT_USAGE;
 }
 
 int cli_load_input_dir(const char *dir, kiln_tensor *inputs, size_t max, size_t *n)
 {
-    char path[4096];
-    for (*n = 0; *n < max; ++*n) {
-        struct stat sb;
+    char path[4096], shown[KILN_ESCAPED_NAME_SIZE];
+    struct stat sb;
+    *n = 0;
+    if (stat(dir, &sb) != 0) {
+        cli_error("--inputs '%s': %s", cli_esc(shown, dir), errno == ENOENT ? "no such directory" : strerror(errno));
+        return KILN_EXIT_INVALID;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        cli_error("--inputs '%s' is %s, not a directory", cli_esc(shown, dir), kiln_file_kind_name(sb.st_mode));
+        return KILN_EXIT_INVALID;
+    }
+    for (; *n < max; ++*n) {
         snprintf(path, sizeof path, "%s/input_%zu.npy", dir, *n);
         if (stat(path, &sb) != 0) {
             snprintf(path, sizeof path, "%s/input_%zu.pb", dir, *n);
             if (stat(path, &sb) != 0) break;
         }
-        kiln_status st = cli_load_tensor(path, &inputs[*n]);
-        if (st != KILN_OK) {
-            cli_error("cannot read input '%s': %s", path, kiln_status_str(st));
-            return cli_exit_status(st);
-        }
+        int rc = cli_load_tensor(path, &inputs[*n]);
+        if (rc) return rc;
     }
     return 0;
+}
+
+int cli_load_method(const char *cmd, const char *path, const void *bytes, size_t size, kiln_program *program,
+                    const kiln_module_options *options, const char *requested, const char **name,
+                    kiln_module **module, kiln_method **method)
+{
+    char shown_path[KILN_ESCAPED_NAME_SIZE], shown[KILN_ESCAPED_NAME_SIZE], why[256];
+    *module = NULL;
+    *method = NULL;
+    int rc = cli_choose_method(cmd, path, program, requested, name);
+    if (rc) return rc;
+    kiln_status st = kiln_module_create(program, options, module);
+    if (st == KILN_OK) st = kiln_method_load(*module, *name, method);
+    if (st == KILN_OK) return 0;
+    /* A forced target the file has no record for is a usage error naming the records it has;
+       one the file has but this CPU cannot run stays a failure with the runtime's reason. */
+    if (options->target && st != KILN_ERROR_OUT_OF_MEMORY && (rc = cli_check_target(cmd, path, bytes, size, options->target)))
+        return rc;
+    const char *last = *module ? kiln_module_last_error(*module) : "";
+    kiln_text_escape(why, sizeof why, last ? last : "", (size_t)-1);
+    cli_error("%s: cannot load method '%s' of '%s': %s%s%s", cmd, cli_esc(shown, *name), cli_esc(shown_path, path),
+              kiln_status_str(st), why[0] ? ": " : "", why);
+    return cli_exit_status(st);
+}
+
+int cli_open_program(const char *cmd, const char *path, kiln_program **out)
+{
+    char shown[KILN_ESCAPED_NAME_SIZE];
+    int fd;
+    const char *why;
+    *out = NULL;
+    /* kiln_program_open says only "could not be read"; this says why, and refuses a FIFO or a
+       device before the runtime is asked to map it. */
+    if (kiln_file_open_read(path, &fd, NULL, &why) != KILN_OK) {
+        cli_error("%s: cannot open program '%s': %s", cmd, cli_esc(shown, path), why);
+        return KILN_EXIT_INVALID;
+    }
+    close(fd);
+    kiln_status st = kiln_program_open(path, out);
+    if (st == KILN_OK) return 0;
+    cli_error("%s: cannot open program '%s': %s", cmd, cli_esc(shown, path), kiln_status_str(st));
+    return st == KILN_ERROR_IO ? KILN_EXIT_INVALID : cli_exit_status(st);
 }

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/text_escape.h"
 #include "kiln/compiler.h"
 #include "kiln/kiln.h"
 
@@ -32,8 +33,16 @@ bool cli_parse_shape(char *spec, kiln_input_shape *out);
 bool cli_parse_int(const char *s, long min, long max, long *out);
 /* true when s ends with suffix. */
 bool cli_ends_with(const char *s, const char *suffix);
-/* Load a .npy or ONNX TensorProto .pb file; data from the default allocator (free()). */
-kiln_status cli_load_tensor(const char *path, kiln_tensor *out);
+/* Load a .npy or ONNX TensorProto .pb file; data from the default allocator (free()). 0, or after
+   reporting "cannot read input 'PATH': what is wrong" the exit status: KILN_EXIT_INVALID for
+   every refused file (missing, not a regular file, corrupt, unsupported), KILN_EXIT_FAILURE when
+   out of memory. */
+int cli_load_tensor(const char *path, kiln_tensor *out);
+/* A printable copy of a string from a file or the command line, for messages and text output
+   (kiln_text_escape; long strings are cut). Returns buf. */
+const char *cli_esc(char buf[KILN_ESCAPED_NAME_SIZE], const char *s);
+/* s as a JSON string literal on stdout (quotes, backslashes, control characters and DEL escaped). */
+void cli_json_string(const char *s);
 /* Print a one-line description "f32 [1,3,224,224]" into buf. */
 void cli_format_shape(const kiln_tensor *t, char *buf, size_t size);
 /* Monotonic clock in seconds. */
@@ -50,10 +59,28 @@ bool cli_parse_threads(const char *value, long *out);
 bool cli_take_program(const char *cmd, const char *arg, const char **program);
 /* false after reporting that no program was given. */
 bool cli_require_program(const char *cmd, const char *program);
-/* The method to run: the one asked for, else the program's only method, else "forward". */
-const char *cli_method_name(const kiln_program *program, const char *requested);
+/* The method to run into *name: the one asked for (which must exist), else the program's only
+   method. 0, or after reporting the exit status: KILN_EXIT_USAGE when the asked-for method does
+   not exist or the program has several and none was asked for (the line lists them and says to
+   pass --method), KILN_EXIT_INVALID for a program without methods. path names the program. */
+int cli_choose_method(const char *cmd, const char *path, const kiln_program *program, const char *requested,
+                      const char **name);
+/* kiln_program_open of a user-named program file, refusing anything but a regular file first.
+   0, or after reporting the exit status (KILN_EXIT_INVALID when the file cannot be opened or
+   read, is not a regular file or not a valid program). */
+int cli_open_program(const char *cmd, const char *path, kiln_program **out);
+/* Creates *module from program with options and loads the method cli_choose_method picks (its
+   name into *name, valid while the program is). path
+   names the program in messages; when options->target is set and loading fails, the program's
+   records are checked (cli_check_target: read from path, or the size bytes at bytes when the
+   program was compiled in memory) so a record the file lacks is a usage error naming the ones it
+   has. 0, or after reporting the exit status (*module may then be set: destroy it). */
+int cli_load_method(const char *cmd, const char *path, const void *bytes, size_t size, kiln_program *program,
+                    const kiln_module_options *options, const char *requested, const char **name,
+                    kiln_module **module, kiln_method **method);
 /* Load dir/input_<i>.npy (or .pb) for i = 0, 1, ... until one is missing or max are loaded.
-   *n counts the tensors loaded even on failure (free() their data). 0 or an exit status. */
+   *n counts the tensors loaded even on failure (free() their data). 0 or an exit status (after
+   reporting; KILN_EXIT_INVALID when dir does not exist or is not a directory). */
 int cli_load_input_dir(const char *dir, kiln_tensor *inputs, size_t max, size_t *n);
 
 int cmd_compile(int argc, char **argv);
@@ -61,5 +88,6 @@ int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_scratch_size(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

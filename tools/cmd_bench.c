@@ -43,12 +43,13 @@ static void usage(FILE *f)
             "and shape (floats in [-1, 1), integers and booleans 0 or 1).\n"
             "\n"
             "options:\n"
-            "  --method NAME       method to time (default: forward, or the only method)\n"
+            "  --method NAME       method to time (needed when the program has several)\n"
             "  --inputs DIR        read input_<i>.npy or input_<i>.pb for every input i\n"
             "  --iterations N      timed executions (default 20)\n"
             "  --warmup N          untimed executions first (default 3)\n"
             "  --threads N         worker threads (0 = one per core, the default)\n"
-            "  --target T          force a context-binary record (e.g. generic, x86-64-v4)\n"
+            "  --target T          force a context-binary record (e.g. generic, x86-64-v4); a name\n"
+            "                      the program has no record for is a usage error listing them\n"
             "  --json              print one JSON object instead of text\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -58,7 +59,8 @@ static void usage(FILE *f)
 static bool parse_count(const char *opt, const char *value, long min, long *out)
 {
     if (cli_parse_int(value, min, 100000000, out)) return true;
-    cli_error("%s wants an integer %ld..100000000, got '%s'", opt, min, value);
+    char shown[KILN_ESCAPED_NAME_SIZE];
+    cli_error("%s wants an integer %ld..100000000, got '%s'", opt, min, cli_esc(shown, value));
     return false;
 }
 
@@ -88,7 +90,9 @@ static int parse(int argc, char **argv, bench_args *b)
     }
     if (!cli_require_program("bench", b->program)) return KILN_EXIT_USAGE;
     if (cli_ends_with(b->program, ".onnx")) {
-        cli_error("bench: '%s' is an ONNX model; compile it first (kiln compile MODEL.onnx -o MODEL.kiln)", b->program);
+        char shown[KILN_ESCAPED_NAME_SIZE];
+        cli_error("bench: '%s' is an ONNX model; compile it first (kiln compile MODEL.onnx -o MODEL.kiln)",
+                  cli_esc(shown, b->program));
         return KILN_EXIT_USAGE;
     }
     return 0;
@@ -167,7 +171,9 @@ static int make_random_inputs(kiln_method *method, input_set *in)
         int64_t numel = kiln_tensor_numel(t);
         size_t size = kiln_dtype_size(t->dtype);
         if (numel < 0 || size == 0 || (uint64_t)numel > SIZE_MAX / size) {
-            cli_error("input %zu '%s' has no usable declared shape", in->n, kiln_method_input_name(method, in->n));
+            char shown[KILN_ESCAPED_NAME_SIZE];
+            cli_error("input %zu '%s' has no usable declared shape", in->n,
+                      cli_esc(shown, kiln_method_input_name(method, in->n)));
             return KILN_EXIT_FAILURE;
         }
         t->data = malloc(numel ? (size_t)numel * size : 1);
@@ -192,7 +198,9 @@ static int bind_inputs(kiln_method *method, const input_set *in)
         if (st != KILN_OK) {
             char have[160];
             cli_format_shape(&in->t[i], have, sizeof have);
-            cli_error("input %zu '%s' (%s): %s", i, kiln_method_input_name(method, i), have, kiln_status_str(st));
+            char shown[KILN_ESCAPED_NAME_SIZE];
+            cli_error("input %zu '%s' (%s): %s", i, cli_esc(shown, kiln_method_input_name(method, i)), have,
+                      kiln_status_str(st));
             return cli_exit_status(st);
         }
     }
@@ -228,37 +236,25 @@ static int time_executions(const bench_args *b, kiln_method *method, bench_stats
     return 0;
 }
 
-/* A JSON string literal: quotes, backslashes and control characters escaped. */
-static void print_json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
-    }
-    putchar('"');
-}
-
 static void report(const bench_args *b, const char *method_name, size_t n_delegates, const bench_stats *s)
 {
     if (!b->json) {
-        printf("%s (%s): %ld runs after %ld warm-up, threads %ld%s%s, %zu delegate call%s\n", b->program,
-               method_name, b->iterations, b->warmup, b->threads, b->target ? ", target " : "",
-               b->target ? b->target : "", n_delegates, n_delegates == 1 ? "" : "s");
+        char program[KILN_ESCAPED_NAME_SIZE], method[KILN_ESCAPED_NAME_SIZE], target[KILN_ESCAPED_NAME_SIZE];
+        printf("%s (%s): %ld runs after %ld warm-up, threads %ld%s%s, %zu delegate call%s\n", cli_esc(program, b->program),
+               cli_esc(method, method_name), b->iterations, b->warmup, b->threads, b->target ? ", target " : "",
+               b->target ? cli_esc(target, b->target) : "", n_delegates, n_delegates == 1 ? "" : "s");
         printf("latency: min %.3f ms, median %.3f ms, mean %.3f ms, max %.3f ms\n", s->min_ms, s->median_ms,
                s->mean_ms, s->max_ms);
         return;
     }
     printf("{\"program\": ");
-    print_json_string(b->program);
+    cli_json_string(b->program);
     printf(", \"method\": ");
-    print_json_string(method_name);
+    cli_json_string(method_name);
     printf(", \"inputs\": ");
-    print_json_string(b->inputs_dir ? b->inputs_dir : "random");
+    cli_json_string(b->inputs_dir ? b->inputs_dir : "random");
     printf(", \"target\": ");
-    if (b->target) print_json_string(b->target);
+    if (b->target) cli_json_string(b->target);
     else printf("null");
     printf(", \"threads\": %ld, \"delegate_calls\": %zu, \"warmup\": %ld, \"iterations\": %ld", b->threads,
            n_delegates, b->warmup, b->iterations);
@@ -275,21 +271,11 @@ int cmd_bench(int argc, char **argv)
     kiln_program *program = NULL;
     kiln_module *module = NULL;
     kiln_method *method = NULL;
-    kiln_status st = kiln_program_open(b.program, &program);
-    if (st != KILN_OK) {
-        cli_error("cannot open program '%s': %s", b.program, kiln_status_str(st));
-        return cli_exit_status(st);
-    }
+    if ((rc = cli_open_program("bench", b.program, &program)) != 0) return rc;
     kiln_module_options opt = {sizeof opt, NULL, NULL, (int)b.threads, b.target};
-    st = kiln_module_create(program, &opt, &module);
-    const char *name = st == KILN_OK ? cli_method_name(program, b.method) : b.method;
-    if (st == KILN_OK) st = kiln_method_load(module, name, &method);
-    if (st != KILN_OK) {
-        const char *why = module ? kiln_module_last_error(module) : "";
-        cli_error("cannot load method '%s': %s%s%s", name ? name : "?", kiln_status_str(st), *why ? ": " : "", why);
-        rc = st == KILN_ERROR_NOT_FOUND ? KILN_EXIT_USAGE : cli_exit_status(st);
+    const char *name = NULL;
+    if ((rc = cli_load_method("bench", b.program, NULL, 0, program, &opt, b.method, &name, &module, &method)) != 0)
         goto done;
-    }
     rc = b.inputs_dir ? cli_load_input_dir(b.inputs_dir, in.t, BENCH_MAX_INPUTS, &in.n) : make_random_inputs(method, &in);
     if (rc == 0) rc = bind_inputs(method, &in);
     bench_stats s = {0, 0, 0, 0};

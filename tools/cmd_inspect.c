@@ -4,7 +4,10 @@
  * text or --json. Reads the program through the validating format reader and each context
  * binary through the runtime's metadata query (backends/cpu/rt/ctxbin_describe.h: its own
  * validating reader, without binding weights, choosing kernels or touching the delegate cache),
- * so what inspect calls valid is exactly what a module would load. */
+ * so what inspect calls valid is exactly what a module would load. Names from the file are
+ * printed escaped (cli_esc), so a newline or terminal escape in one cannot forge output lines.
+ * The exit status is 4 when a context binary is invalid or a signature or hash does not match
+ * (program_file.h says what is checked), after the whole description is printed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +15,10 @@
 #include "backends/cpu/rt/ctxbin_describe.h"
 #include "backends/cpu/rt/ctxbin_reader.h"
 #include "cli.h"
-#include "compiler/onnx/onnx_tensor.h"
 #include "core/alloc.h"
 #include "core/cpu_features.h"
-#include "core/hash.h"
 #include "format/program_reader.h"
+#include "program_file.h"
 
 static void usage(FILE *f)
 {
@@ -30,23 +32,13 @@ static void usage(FILE *f)
             "its target, required CPU features, register tile, cache sizes, its bytes, the bytes it\n"
             "shares with other records and what it added to the binary (bytes and percent over the\n"
             "records listed before it), and per graph its steps, inputs, outputs and scratch size.\n"
-            "Invalid binaries are reported as such.\n"
+            "Invalid binaries are reported as such. Exit status 4 when a context binary is invalid or a\n"
+            "signature or hash does not match the contents (kiln verify checks files without the\n"
+            "description).\n"
             "\n"
             "options:\n"
             "  --json       machine-readable output\n"
             "  -h, --help   show this help\n");
-}
-
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
-    }
-    putchar('"');
 }
 
 static void value_shape(const kiln_program_view *v, const kiln_fmt_value *val, char *buf, size_t size)
@@ -90,12 +82,14 @@ static void print_io(const kiln_program_view *v, const kiln_fmt_method *m, bool 
         value_shape(v, val, shape, sizeof shape);
         if (json) {
             printf("%s{\"name\": ", i ? ", " : "");
-            json_string(kiln_view_string(v, val->name));
+            cli_json_string(kiln_view_string(v, val->name));
             printf(", \"type\": ");
-            json_string(shape);
+            cli_json_string(shape);
             printf("}");
         } else {
-            printf("    %s %u '%s': %s\n", inputs ? "input " : "output", i, kiln_view_string(v, val->name), shape);
+            char name[KILN_ESCAPED_NAME_SIZE];
+            printf("    %s %u '%s': %s\n", inputs ? "input " : "output", i, cli_esc(name, kiln_view_string(v, val->name)),
+                   shape);
         }
     }
 }
@@ -108,48 +102,6 @@ static uint64_t const_bytes(const kiln_program_view *v)
 }
 
 /* ---- context binaries: the payloads of the cpu backend's DELEGATE instructions ---------- */
-
-typedef struct ctx_entry {
-    uint32_t segment;
-    size_t uses;                    /* delegate calls naming this segment */
-    kiln_cpu_ctxbin_desc desc;      /* the metadata query's answer, valid when status is KILN_OK */
-    kiln_ctxbin bin;                /* its validated view (desc.bin) */
-    kiln_status status;
-    char error[256];
-    bool signature_ok;
-} ctx_entry;
-
-static bool is_cpu_delegate(const kiln_program_view *v, const kiln_fmt_instr *in)
-{
-    return in->kind == KILN_INSTR_DELEGATE && strcmp(kiln_view_string(v, in->op), "cpu") == 0;
-}
-
-/* Each distinct cpu payload once, in program order (identical binaries share a segment). */
-static size_t collect_ctx(const kiln_program_view *v, ctx_entry *out, size_t max)
-{
-    size_t n = 0;
-    for (uint64_t k = 0; k < v->n_instrs; k++) {
-        const kiln_fmt_instr *in = &v->instrs[k];
-        if (!is_cpu_delegate(v, in)) continue;
-        size_t i = 0;
-        while (i < n && out[i].segment != in->segment) i++;
-        if (i < n) out[i].uses++;
-        if (i < n || n == max) continue;
-        ctx_entry *e = &out[n++];
-        memset(e, 0, sizeof *e);
-        e->segment = in->segment;
-        e->uses = 1;
-        const uint8_t *data = kiln_view_segment_data(v, in->segment);
-        uint64_t size = v->segments[in->segment].size;
-        e->status = kiln_cpu_ctxbin_describe(data, (size_t)size, kiln_allocator_default(), &e->desc, e->error,
-                                             sizeof e->error);
-        if (e->status == KILN_OK) e->bin = e->desc.bin;
-        if (size >= KILN_CTX_HEADER_SIZE)
-            e->signature_ok = ((const kiln_ctx_header *)(const void *)data)->signature ==
-                              kiln_hash64(data + KILN_CTX_HEADER_SIZE, (size_t)size - KILN_CTX_HEADER_SIZE, KILN_CTX_VERSION);
-    }
-    return n;
-}
 
 static uint64_t weight_bytes(const kiln_ctxbin *b)
 {
@@ -272,25 +224,30 @@ static void graph_io(const kiln_cpu_graph_desc *g, bool inputs, bool json)
         cli_format_shape(&t[i], shape, sizeof shape);
         if (json) {
             printf("%s", i ? ", " : "");
-            json_string(shape);
+            cli_json_string(shape);
         } else {
             printf("%s%s", i ? ", " : "", shape);
         }
     }
 }
 
-static void print_ctx_text(const ctx_entry *e, uint64_t size)
+static void print_ctx_text(const cli_ctx_entry *e, uint64_t size)
 {
     printf("  context binary in segment %u: %llu bytes, %zu delegate call%s\n", e->segment, (unsigned long long)size,
            e->uses, e->uses == 1 ? "" : "s");
     if (e->status != KILN_OK) {
-        printf("    INVALID (%s): %s\n", kiln_status_name(e->status), e->error);
+        char why[sizeof e->error];
+        printf("    INVALID (%s): %s\n", kiln_status_name(e->status), kiln_text_escape(why, sizeof why, e->error, (size_t)-1));
         return;
     }
     const kiln_ctxbin *b = &e->bin;
     const kiln_ctx_header *h = b->header;
-    printf("    signature %016llx (%s)\n", (unsigned long long)h->signature,
-           e->signature_ok ? "matches the contents" : "DOES NOT MATCH the contents");
+    if (e->signature_ok)
+        printf("    signature %016llx (matches the contents)\n", (unsigned long long)h->signature);
+    else
+        printf("    signature %016llx (DOES NOT MATCH the contents, which hash to %016llx)\n",
+               (unsigned long long)h->signature, (unsigned long long)e->signature_computed);
+    if (e->bad_block != CLI_NO_BLOCK) printf("    weight block %u DOES NOT MATCH its hash\n", e->bad_block);
     printf("    spec: precision %s%s%s%s, scratch group %llu bytes%s\n", h->precision ? "bf16" : "f32",
            h->spec_flags & KILN_CTX_SPEC_WEIGHT_SHARING ? ", weight sharing" : "", h->spec_flags & KILN_CTX_SPEC_SLC ? ", slc" : "",
            h->spec_flags & KILN_CTX_SPEC_NO_STRASSEN ? ", no strassen" : "",
@@ -303,17 +260,18 @@ static void print_ctx_text(const ctx_entry *e, uint64_t size)
     bool sized = h->n_records <= 64 && record_sizes(b, size, sizes);
     for (uint32_t r = 0; r < h->n_records; r++) {
         const kiln_ctx_record *rec = &b->records[r];
-        char features[256];
+        char features[256], target[KILN_ESCAPED_NAME_SIZE];
         kiln_cpu_features_format(rec->features, features, sizeof features);
         printf("    record '%s': needs [%s], tile %ux%u, caches L1 %lluK L2 %lluK L3 %lluK\n",
-               kiln_ctxbin_string(b, rec->target), features, rec->gemm_mr, rec->gemm_nr,
+               cli_esc(target, kiln_ctxbin_string(b, rec->target)), features, rec->gemm_mr, rec->gemm_nr,
                (unsigned long long)rec->l1_size >> 10, (unsigned long long)rec->l2_size >> 10,
                (unsigned long long)rec->l3_size >> 10);
         if (sized) print_record_size_text(&sizes[r]);
         const kiln_cpu_record_desc *rd = &e->desc.records[r];
         for (uint32_t g = 0; g < rd->n_graphs; g++) {
             const kiln_cpu_graph_desc *gd = &rd->graphs[g];
-            printf("      graph '%s': %u steps (", gd->name, gd->n_steps);
+            char name[KILN_ESCAPED_NAME_SIZE];
+            printf("      graph '%s': %u steps (", cli_esc(name, gd->name), gd->n_steps);
             step_histogram(b, gd->fmt, false);
             printf("), inputs ");
             graph_io(gd, true, false);
@@ -325,13 +283,13 @@ static void print_ctx_text(const ctx_entry *e, uint64_t size)
     }
 }
 
-static void print_ctx_json(const ctx_entry *e, uint64_t size)
+static void print_ctx_json(const cli_ctx_entry *e, uint64_t size)
 {
     printf("{\"segment\": %u, \"size\": %llu, \"delegate_calls\": %zu, \"valid\": %s", e->segment,
            (unsigned long long)size, e->uses, e->status == KILN_OK ? "true" : "false");
     if (e->status != KILN_OK) {
         printf(", \"error\": ");
-        json_string(e->error);
+        cli_json_string(e->error);
         printf("}");
         return;
     }
@@ -339,10 +297,11 @@ static void print_ctx_json(const ctx_entry *e, uint64_t size)
     const kiln_ctx_header *h = b->header;
     record_size sizes[64];
     bool sized = h->n_records <= 64 && record_sizes(b, size, sizes);
-    printf(", \"signature\": \"%016llx\", \"signature_ok\": %s, \"precision\": \"%s\", \"weight_sharing\": %s, "
+    printf(", \"signature\": \"%016llx\", \"signature_ok\": %s, \"weight_blocks_ok\": %s, \"precision\": \"%s\", \"weight_sharing\": %s, "
            "\"slc\": %s, \"no_strassen\": %s, \"group_scratch_size\": %llu, \"scratch_need\": %llu, \"group_fits\": %s, \"weight_blocks\": %u, "
            "\"weight_bytes\": %llu, \"records\": [",
-           (unsigned long long)h->signature, e->signature_ok ? "true" : "false", h->precision ? "bf16" : "f32",
+           (unsigned long long)h->signature, e->signature_ok ? "true" : "false",
+           e->bad_block == CLI_NO_BLOCK ? "true" : "false", h->precision ? "bf16" : "f32",
            h->spec_flags & KILN_CTX_SPEC_WEIGHT_SHARING ? "true" : "false", h->spec_flags & KILN_CTX_SPEC_SLC ? "true" : "false",
            h->spec_flags & KILN_CTX_SPEC_NO_STRASSEN ? "true" : "false",
            (unsigned long long)h->group_scratch_size, (unsigned long long)e->desc.scratch_need,
@@ -352,9 +311,9 @@ static void print_ctx_json(const ctx_entry *e, uint64_t size)
         char features[256];
         kiln_cpu_features_format(rec->features, features, sizeof features);
         printf("%s{\"target\": ", r ? ", " : "");
-        json_string(kiln_ctxbin_string(b, rec->target));
+        cli_json_string(kiln_ctxbin_string(b, rec->target));
         printf(", \"features\": ");
-        json_string(features);
+        cli_json_string(features);
         printf(", \"gemm_mr\": %u, \"gemm_nr\": %u, \"l1_size\": %llu, \"l2_size\": %llu, \"l3_size\": %llu",
                rec->gemm_mr, rec->gemm_nr, (unsigned long long)rec->l1_size, (unsigned long long)rec->l2_size,
                (unsigned long long)rec->l3_size);
@@ -364,7 +323,7 @@ static void print_ctx_json(const ctx_entry *e, uint64_t size)
         for (uint32_t g = 0; g < rd->n_graphs; g++) {
             const kiln_cpu_graph_desc *gd = &rd->graphs[g];
             printf("%s{\"name\": ", g ? ", " : "");
-            json_string(gd->name);
+            cli_json_string(gd->name);
             printf(", \"steps\": %u, \"ops\": {", gd->n_steps);
             step_histogram(b, gd->fmt, true);
             printf("}, \"inputs\": [");
@@ -388,39 +347,41 @@ static void print_delegates(const kiln_program_view *v, const kiln_fmt_method *m
         if (in->kind != KILN_INSTR_DELEGATE) continue;
         if (json) {
             printf("%s{\"instruction\": %u, \"backend\": ", n ? ", " : "", k);
-            json_string(kiln_view_string(v, in->op));
+            cli_json_string(kiln_view_string(v, in->op));
             printf(", \"segment\": %u}", in->segment);
         } else {
+            char backend[KILN_ESCAPED_NAME_SIZE];
             printf("    delegate %zu: instruction %u, backend '%s', context binary in segment %u\n", n, k,
-                   kiln_view_string(v, in->op), in->segment);
+                   cli_esc(backend, kiln_view_string(v, in->op)), in->segment);
         }
         n++;
     }
 }
 
-static void print_text(const kiln_program_view *v, const char *path, const ctx_entry *ctx, size_t n_ctx)
+static void print_text(const kiln_program_view *v, const char *path, const cli_ctx_entry *ctx, size_t n_ctx)
 {
-    printf("program %s\n", path);
+    char name[KILN_ESCAPED_NAME_SIZE];
+    printf("program %s\n", cli_esc(name, path));
     printf("  format version %u, %llu bytes, %llu segments (%llu bytes of constants, each stored once)\n",
            KILN_FORMAT_VERSION, (unsigned long long)v->size, (unsigned long long)v->n_segments,
            (unsigned long long)const_bytes(v));
     for (uint64_t i = 0; i < v->n_methods; i++) {
         const kiln_fmt_method *m = &v->methods[i];
-        printf("  method '%s': %u instructions, arena %llu bytes, scratch %llu bytes\n", kiln_view_string(v, m->name),
+        printf("  method '%s': %u instructions, arena %llu bytes, scratch %llu bytes\n", cli_esc(name, kiln_view_string(v, m->name)),
                m->n_instrs, (unsigned long long)m->arena_size, (unsigned long long)m->scratch_size);
         print_io(v, m, true, false);
         print_io(v, m, false, false);
         op_count ops[256];
         size_t n = histogram(v, m, ops, 256);
         printf("    ops:");
-        for (size_t k = 0; k < n; k++) printf(" %s x%zu", ops[k].op, ops[k].n);
+        for (size_t k = 0; k < n; k++) printf(" %s x%zu", cli_esc(name, ops[k].op), ops[k].n);
         printf("\n");
         print_delegates(v, m, false);
     }
     for (size_t i = 0; i < n_ctx; i++) print_ctx_text(&ctx[i], v->segments[ctx[i].segment].size);
 }
 
-static void print_json(const kiln_program_view *v, const ctx_entry *ctx, size_t n_ctx)
+static void print_json(const kiln_program_view *v, const cli_ctx_entry *ctx, size_t n_ctx)
 {
     printf("{\"format_version\": %u, \"file_size\": %llu, \"segments\": %llu, \"constant_bytes\": %llu, \"methods\": [",
            KILN_FORMAT_VERSION, (unsigned long long)v->size, (unsigned long long)v->n_segments,
@@ -428,7 +389,7 @@ static void print_json(const kiln_program_view *v, const ctx_entry *ctx, size_t 
     for (uint64_t i = 0; i < v->n_methods; i++) {
         const kiln_fmt_method *m = &v->methods[i];
         printf("%s{\"name\": ", i ? ", " : "");
-        json_string(kiln_view_string(v, m->name));
+        cli_json_string(kiln_view_string(v, m->name));
         printf(", \"instructions\": %u, \"arena_size\": %llu, \"scratch_size\": %llu, \"inputs\": [", m->n_instrs,
                (unsigned long long)m->arena_size, (unsigned long long)m->scratch_size);
         print_io(v, m, true, true);
@@ -439,7 +400,7 @@ static void print_json(const kiln_program_view *v, const ctx_entry *ctx, size_t 
         size_t n = histogram(v, m, ops, 256);
         for (size_t k = 0; k < n; k++) {
             printf(k ? ", " : "");
-            json_string(ops[k].op);
+            cli_json_string(ops[k].op);
             printf(": %zu", ops[k].n);
         }
         printf("}, \"delegates\": [");
@@ -465,7 +426,8 @@ int cmd_inspect(int argc, char **argv)
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else if (argv[i][0] == '-' || path) {
-            cli_error("inspect: unexpected argument '%s' (try 'kiln inspect --help')", argv[i]);
+            char shown[KILN_ESCAPED_NAME_SIZE];
+            cli_error("inspect: unexpected argument '%s' (try 'kiln inspect --help')", cli_esc(shown, argv[i]));
             return KILN_EXIT_USAGE;
         } else {
             path = argv[i];
@@ -475,33 +437,19 @@ int cmd_inspect(int argc, char **argv)
         cli_error("inspect: no program given (try 'kiln inspect --help')");
         return KILN_EXIT_USAGE;
     }
-    const kiln_allocator *a = kiln_allocator_default();
-    uint8_t *bytes;
-    size_t size;
-    kiln_status st = kiln_read_file(path, a, &bytes, &size);
-    if (st != KILN_OK) {
-        cli_error("cannot read '%s'", path);
-        return cli_exit_status(st);
+    cli_program_file f;
+    char message[512], shown[KILN_ESCAPED_NAME_SIZE];
+    cli_esc(shown, path);
+    int rc = cli_program_file_read(path, &f, message, sizeof message);
+    if (rc) {
+        cli_error("inspect: '%s': %s", shown, message);
+        return rc;
     }
-    kiln_program_view v;
-    st = kiln_program_view_init(&v, bytes, size);
-    if (st != KILN_OK) {
-        cli_error("'%s' is not a valid kiln program: %s", path, kiln_status_str(st));
-        kiln_free(a, bytes);
-        return cli_exit_status(st);
-    }
-    size_t max_ctx = v.n_instrs < 1024 ? (size_t)v.n_instrs : 1024;
-    ctx_entry *ctx = kiln_alloc(a, (max_ctx ? max_ctx : 1) * sizeof *ctx, _Alignof(ctx_entry));
-    if (!ctx) {
-        cli_error("inspect: out of memory");
-        kiln_free(a, bytes);
-        return KILN_EXIT_FAILURE;
-    }
-    size_t n_ctx = collect_ctx(&v, ctx, max_ctx);
-    if (json) print_json(&v, ctx, n_ctx);
-    else print_text(&v, path, ctx, n_ctx);
-    for (size_t i = 0; i < n_ctx; i++) kiln_cpu_ctxbin_desc_free(&ctx[i].desc);
-    kiln_free(a, ctx);
-    kiln_free(a, bytes);
-    return KILN_EXIT_OK;
+    if (json) print_json(&f.view, f.ctx, f.n_ctx);
+    else print_text(&f.view, path, f.ctx, f.n_ctx);
+    size_t problems = cli_program_file_problems(&f, message, sizeof message);
+    cli_program_file_free(&f);
+    if (!problems) return KILN_EXIT_OK;
+    cli_error("inspect: '%s': %s%s", shown, message, problems > 1 ? " (and more problems: see 'kiln verify')" : "");
+    return KILN_EXIT_INVALID;
 }

@@ -1,5 +1,6 @@
 /* cmd_run.c — `kiln run`: load a program (or compile an .onnx in memory), feed inputs, write
- * outputs, report timing. */
+ * outputs, report timing. Layer: tools. Output lines are printed by run_print.c; names from the
+ * program are printed escaped. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +33,14 @@ static void usage(FILE *f)
             "in memory first (input shapes taken from the input files unless --input-shape is given).\n"
             "\n"
             "options:\n"
-            "  --method NAME              method to run (default: forward, or the only method)\n"
+            "  --method NAME              method to run (needed when the program has several)\n"
             "  --inputs DIR               read input_<i>.npy or input_<i>.pb for every input i\n"
             "  --input [NAME=]FILE        one input, by name or by position (repeatable)\n"
             "  --outputs DIR              write output_<i>.npy for every output i\n"
             "  --input-shape NAME=D0,..   input shape when compiling an .onnx (repeatable)\n"
-            "  --target T                 force a context-binary record (e.g. generic)\n"
+            "  --target T                 force a context-binary record (e.g. generic); a name the\n"
+            "                             program has no record for is a usage error listing them.\n"
+            "                             With an .onnx model: compile for T\n"
             "  --threads N                worker threads (0 = one per core)\n"
             "  --iterations N             execute N times and report min/median time (default 1)\n"
             "  -q, --quiet                print nothing but errors\n"
@@ -72,7 +75,8 @@ static int parse(int argc, char **argv, run_args *r)
         } else if (strcmp(a, "--input-shape") == 0 && v) {
             char *spec = argv[++i];
             if (r->n_shapes == MAX_INPUTS || !cli_parse_shape(spec, &r->shapes[r->n_shapes]) || !r->shapes[r->n_shapes].name) {
-                cli_error("--input-shape wants NAME=D0,D1,..., got '%s'", spec);
+                char shown[KILN_ESCAPED_NAME_SIZE];
+                cli_error("--input-shape wants NAME=D0,D1,..., got '%s'", cli_esc(shown, spec));
                 return KILN_EXIT_USAGE;
             }
             r->n_shapes++;
@@ -80,7 +84,8 @@ static int parse(int argc, char **argv, run_args *r)
             if (!cli_parse_threads(argv[++i], &r->threads)) return KILN_EXIT_USAGE;
         } else if (strcmp(a, "--iterations") == 0 && v) {
             if (!cli_parse_int(argv[++i], 1, 1000000, &r->iterations)) {
-                cli_error("--iterations wants an integer 1..1000000, got '%s'", argv[i]);
+                char shown[KILN_ESCAPED_NAME_SIZE];
+                cli_error("--iterations wants an integer 1..1000000, got '%s'", cli_esc(shown, argv[i]));
                 return KILN_EXIT_USAGE;
             }
         } else if (!cli_take_program("run", a, &r->program)) return KILN_EXIT_USAGE;
@@ -117,23 +122,24 @@ static int load_inputs(run_args *r, input_set *in)
             in->name[in->n] = spec;
             file = eq + 1;
         }
-        kiln_status st = cli_load_tensor(file, &in->t[in->n]);
-        if (st != KILN_OK) {
-            cli_error("cannot read input '%s': %s", file, kiln_status_str(st));
-            return cli_exit_status(st);
-        }
+        int rc = cli_load_tensor(file, &in->t[in->n]);
+        if (rc) return rc;
         in->n++;
     }
     return 0;
 }
 
-static int open_program(run_args *r, const input_set *in, void **bytes, kiln_program **program)
+/* The program to run: opened from its file, or compiled from an .onnx into *bytes (*size_out). */
+static int open_program(run_args *r, const input_set *in, void **bytes, size_t *size_out, kiln_program **program)
 {
     kiln_status st;
+    char shown[KILN_ESCAPED_NAME_SIZE];
     *bytes = NULL;
+    *size_out = 0;
     if (cli_ends_with(r->program, ".onnx")) {
         kiln_input_shape shapes[MAX_INPUTS];
-        kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = r->shapes, .n_input_shapes = r->n_shapes};
+        kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = r->shapes, .n_input_shapes = r->n_shapes,
+                                    .target = r->target};
         bool named = false;
         for (size_t i = 0; i < in->n; i++) named |= in->name[i] != NULL;
         if (!r->n_shapes && in->n) {
@@ -153,15 +159,16 @@ static int open_program(run_args *r, const input_set *in, void **bytes, kiln_pro
             cli_error("compile failed: %s", message);
             return cli_exit_status(st);
         }
+        *size_out = size;
         st = kiln_program_open_memory(*bytes, size, program);
-    } else {
-        st = kiln_program_open(r->program, program);
+        if (st != KILN_OK) {
+            cli_error("run: the program compiled from '%s' does not open: %s", cli_esc(shown, r->program),
+                      kiln_status_str(st));
+            return cli_exit_status(st);
+        }
+        return 0;
     }
-    if (st != KILN_OK) {
-        cli_error("cannot open program '%s': %s", r->program, kiln_status_str(st));
-        return cli_exit_status(st);
-    }
-    return 0;
+    return cli_open_program("run", r->program, program);
 }
 
 static int bind_inputs(kiln_method *method, const input_set *in)
@@ -177,45 +184,24 @@ static int bind_inputs(kiln_method *method, const input_set *in)
             for (index = 0; index < n; index++)
                 if (strcmp(kiln_method_input_name(method, index), in->name[k]) == 0) break;
             if (index == n) {
-                cli_error("the method has no input named '%s'", in->name[k]);
+                char shown[KILN_ESCAPED_NAME_SIZE];
+                cli_error("the method has no input named '%s'", cli_esc(shown, in->name[k]));
                 return KILN_EXIT_USAGE;
             }
         }
         kiln_status st = kiln_method_set_input(method, index, &in->t[k]);
         if (st != KILN_OK) {
             kiln_tensor want;
-            char have_s[160], want_s[160];
+            char have_s[160], want_s[160], shown[KILN_ESCAPED_NAME_SIZE];
             kiln_method_input_info(method, index, &want);
             cli_format_shape(&in->t[k], have_s, sizeof have_s);
             cli_format_shape(&want, want_s, sizeof want_s);
-            cli_error("input %zu '%s': got %s, the method wants %s", index, kiln_method_input_name(method, index),
-                      have_s, want_s);
+            cli_error("input %zu '%s': got %s, the method wants %s", index,
+                      cli_esc(shown, kiln_method_input_name(method, index)), have_s, want_s);
             return cli_exit_status(st);
         }
     }
     return 0;
-}
-
-void run_print_output(size_t i, const char *name, const kiln_tensor *t)
-{
-    char shape[160];
-    cli_format_shape(t, shape, sizeof shape);
-    printf("output %zu '%s': %s", i, name, shape);
-    int64_t n = kiln_tensor_numel(t), show = n < 8 ? n : 8;
-    printf(" = [");
-    for (int64_t k = 0; k < show; k++) {
-        double x;
-        switch (t->dtype) {
-        case KILN_DTYPE_F32: x = ((const float *)t->data)[k]; break;
-        case KILN_DTYPE_F64: x = ((const double *)t->data)[k]; break;
-        case KILN_DTYPE_I64: x = (double)((const int64_t *)t->data)[k]; break;
-        case KILN_DTYPE_I32: x = ((const int32_t *)t->data)[k]; break;
-        case KILN_DTYPE_BOOL: case KILN_DTYPE_U8: x = ((const uint8_t *)t->data)[k]; break;
-        default: x = 0; break;
-        }
-        printf(k ? ", %.6g" : "%.6g", x);
-    }
-    printf(n > show ? ", ...]\n" : "]\n");
 }
 
 static int execute_and_report(run_args *r, kiln_method *method)
@@ -244,7 +230,8 @@ static int execute_and_report(run_args *r, kiln_method *method)
             snprintf(path, sizeof path, "%s/output_%zu.npy", r->outputs_dir, i);
             st = kiln_npy_write(path, &out);
             if (st != KILN_OK) {
-                cli_error("cannot write '%s': %s", path, kiln_status_str(st));
+                char shown[KILN_ESCAPED_NAME_SIZE];
+                cli_error("cannot write '%s': %s", cli_esc(shown, path), kiln_status_str(st));
                 rc = cli_exit_status(st);
             }
         }
@@ -266,12 +253,14 @@ int cmd_run(int argc, char **argv)
     if (r.outputs_dir) {
         struct stat sb;
         if (stat(r.outputs_dir, &sb) != 0 && mkdir(r.outputs_dir, 0777) != 0) {
-            cli_error("cannot create output directory '%s'", r.outputs_dir);
+            char shown[KILN_ESCAPED_NAME_SIZE];
+            cli_error("cannot create output directory '%s'", cli_esc(shown, r.outputs_dir));
             return KILN_EXIT_FAILURE;
         }
     }
     input_set in;
     void *bytes = NULL;
+    size_t size = 0;
     kiln_program *program = NULL;
     kiln_module *module = NULL;
     kiln_method *method = NULL;
@@ -282,16 +271,11 @@ int cmd_run(int argc, char **argv)
         rc = run_shards(r.program, &so);
         goto done;
     }
-    if ((rc = open_program(&r, &in, &bytes, &program)) != 0) goto done;
+    if ((rc = open_program(&r, &in, &bytes, &size, &program)) != 0) goto done;
     kiln_module_options opt = {sizeof opt, NULL, NULL, (int)r.threads, r.target};
-    kiln_status st = kiln_module_create(program, &opt, &module);
-    const char *name = st == KILN_OK ? cli_method_name(program, r.method) : r.method;
-    if (st == KILN_OK) st = kiln_method_load(module, name, &method);
-    if (st != KILN_OK) {
-        cli_error("cannot load method '%s': %s", name ? name : "?", kiln_status_str(st));
-        rc = st == KILN_ERROR_NOT_FOUND ? KILN_EXIT_USAGE : cli_exit_status(st);
+    const char *name;
+    if ((rc = cli_load_method("run", r.program, bytes, size, program, &opt, r.method, &name, &module, &method)) != 0)
         goto done;
-    }
     if ((rc = bind_inputs(method, &in)) != 0) goto done;
     rc = execute_and_report(&r, method);
     if (rc == 0 && r.stats) run_print_stats();

@@ -1,4 +1,4 @@
-/* kiln_main.c — the `kiln` command: dispatches to compile, run and inspect. */
+/* kiln_main.c — the `kiln` command: dispatches to its subcommands. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +16,7 @@ static void usage(FILE *f)
             "  bench     time a method of a .kiln program: min/median/mean latency (--json)\n"
             "  scratch-size  largest scratch need of programs (e.g. shards); --write records it as\n"
             "            their shared scratch-group size\n"
+            "  verify    check program files whole: validation, loading, every signature and hash\n"
             "\n"
             "Run 'kiln <command> --help' for a command's options. 'kiln --version' prints the version.\n"
             "Exit status: 0 ok, 1 failure, 2 usage error, 3 unsupported operator, 4 invalid input file.\n");
@@ -41,6 +42,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "scratch-size") == 0) return cmd_scratch_size(argc - 1, argv + 1);
-    cli_error("unknown command '%s' (try 'kiln --help')", cmd);
+    if (strcmp(cmd, "verify") == 0) return cmd_verify(argc - 1, argv + 1);
+    char shown[KILN_ESCAPED_NAME_SIZE];
+    cli_error("unknown command '%s' (try 'kiln --help')", cli_esc(shown, cmd));
     return KILN_EXIT_USAGE;
 }

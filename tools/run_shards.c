@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "core/file_open.h"
 #include "io/npy.h"
 #include "shard_manifest.h"
 
@@ -32,11 +34,14 @@ typedef struct shard_run {
 
 bool shard_manifest_detect(const char *path)
 {
+    /* Regular files only: fopen() of a FIFO would block here, before any message. Whatever
+       cannot be opened is no manifest; opening it as a program then says why. */
     char head[sizeof SHARD_MANIFEST_MAGIC];
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
+    int fd;
+    if (kiln_file_open_read(path, &fd, NULL, NULL) != KILN_OK) return false;
+    ssize_t n = pread(fd, head, sizeof head - 1, 0);
+    close(fd);
+    if (n < 0) return false;
     head[n] = '\0';
     return strcmp(head, SHARD_MANIFEST_MAGIC) == 0;
 }
@@ -70,7 +75,8 @@ static int bind_graph_inputs(shard_run *r)
             for (index = 0; index < r->m.n_graph_inputs; index++)
                 if (strcmp(r->m.graph_inputs[index], o->input_names[k]) == 0) break;
             if (index == r->m.n_graph_inputs) {
-                cli_error("the sharded model has no input named '%s'", o->input_names[k]);
+                char shown[KILN_ESCAPED_NAME_SIZE];
+                cli_error("the sharded model has no input named '%s'", cli_esc(shown, o->input_names[k]));
                 return KILN_EXIT_USAGE;
             }
         }
@@ -83,26 +89,18 @@ static int load_shard(shard_run *r, size_t i)
 {
     const manifest_shard *ms = &r->m.shards[i];
     shard_rt *s = &r->shards[i];
-    kiln_status st = kiln_program_open(ms->path, &s->program);
-    if (st != KILN_OK) {
-        cli_error("shard %zu: cannot open program '%s': %s", i, ms->path, kiln_status_str(st));
-        return cli_exit_status(st);
-    }
+    char cmd[32], shown[KILN_ESCAPED_NAME_SIZE];
+    snprintf(cmd, sizeof cmd, "shard %zu", i);
+    int rc = cli_open_program(cmd, ms->path, &s->program);
+    if (rc) return rc;
     kiln_module_options mo = {.struct_size = sizeof mo, .scratch_group = r->group, .num_threads = r->opt->threads,
                               .target = r->opt->target};
-    st = kiln_module_create(s->program, &mo, &s->module);
-    const char *name = r->opt->method ? r->opt->method : r->m.method;
-    if (st == KILN_OK && !name)
-        name = kiln_program_method_count(s->program) == 1 ? kiln_program_method_name(s->program, 0) : "forward";
-    if (st == KILN_OK) st = kiln_method_load(s->module, name, &s->method);
-    if (st != KILN_OK) {
-        const char *why = s->module ? kiln_module_last_error(s->module) : "";
-        cli_error("shard %zu: cannot load method '%s' of '%s': %s%s%s", i, name ? name : "?", ms->path,
-                  kiln_status_str(st), why[0] ? ": " : "", why);
-        return st == KILN_ERROR_NOT_FOUND ? KILN_EXIT_USAGE : cli_exit_status(st);
-    }
+    const char *name;
+    rc = cli_load_method(cmd, ms->path, NULL, 0, s->program, &mo, r->opt->method ? r->opt->method : r->m.method, &name,
+                         &s->module, &s->method);
+    if (rc) return rc;
     if (kiln_method_input_count(s->method) != ms->n_inputs) {
-        cli_error("shard %zu: '%s' takes %zu inputs, the manifest feeds %zu", i, ms->path,
+        cli_error("shard %zu: '%s' takes %zu inputs, the manifest feeds %zu", i, cli_esc(shown, ms->path),
                   kiln_method_input_count(s->method), ms->n_inputs);
         return KILN_EXIT_INVALID;
     }
@@ -118,8 +116,9 @@ static int source_tensor(shard_run *r, const shard_source *src, kiln_tensor *out
     }
     kiln_method *from = r->shards[src->shard].method;
     if (src->index >= kiln_method_output_count(from) || kiln_method_get_output(from, src->index, out) != KILN_OK) {
+        char shown[KILN_ESCAPED_NAME_SIZE];
         cli_error("the manifest reads output %zu of shard %d '%s', which it does not have", src->index,
-                  (int)src->shard, src->name);
+                  (int)src->shard, cli_esc(shown, src->name));
         return KILN_EXIT_INVALID;
     }
     return 0;
@@ -137,9 +136,10 @@ static int run_once(shard_run *r, double *seconds)
             if (rc) return rc;
             kiln_status st = kiln_method_set_input(method, j, &t);
             if (st != KILN_OK) {
-                char have[160];
+                char have[160], shown[KILN_ESCAPED_NAME_SIZE];
                 cli_format_shape(&t, have, sizeof have);
-                cli_error("shard %zu input %zu '%s': %s (got %s)", i, j, ms->inputs[j].name, kiln_status_str(st), have);
+                cli_error("shard %zu input %zu '%s': %s (got %s)", i, j, cli_esc(shown, ms->inputs[j].name),
+                          kiln_status_str(st), have);
                 return cli_exit_status(st);
             }
         }
@@ -154,12 +154,6 @@ static int run_once(shard_run *r, double *seconds)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int report_outputs(shard_run *r)
 {
     for (size_t j = 0; j < r->m.n_outputs; j++) {
@@ -172,7 +166,8 @@ static int report_outputs(shard_run *r)
             snprintf(path, sizeof path, "%s/output_%zu.npy", r->opt->outputs_dir, j);
             kiln_status st = kiln_npy_write(path, &t);
             if (st != KILN_OK) {
-                cli_error("cannot write '%s': %s", path, kiln_status_str(st));
+                char shown[KILN_ESCAPED_NAME_SIZE];
+                cli_error("cannot write '%s': %s", cli_esc(shown, path), kiln_status_str(st));
                 return cli_exit_status(st);
             }
         }
@@ -189,7 +184,7 @@ static int execute_all(shard_run *r)
     for (long it = 0; it < n && rc == 0; it++) rc = run_once(r, &times[it]);
     if (rc == 0) rc = report_outputs(r);
     if (rc == 0 && !r->opt->quiet) {
-        qsort(times, (size_t)n, sizeof *times, cmp_double);
+        cli_sort_doubles(times, (size_t)n);
         if (n == 1) printf("execute: %.3f ms (%zu shards)\n", 1e3 * times[0], r->m.n_shards);
         else printf("execute: min %.3f ms, median %.3f ms over %ld runs (%zu shards)\n", 1e3 * times[0],
                     1e3 * times[n / 2], n, r->m.n_shards);

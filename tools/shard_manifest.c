@@ -3,7 +3,9 @@
  * Layer: tools. The whole file is read into one buffer and split in place: each record is one
  * line of space-separated fields whose last field (a name or a path) is the rest of the line.
  * Tables grow to the largest index a record names; a slot is "given" once its name is set, so a
- * missing or repeated index is found without a second pass.
+ * missing or repeated index is found without a second pass. The file is read as a regular file
+ * only (read_file.h: a FIFO would block). Fields quoted in messages are escaped: a manifest is
+ * a file like any other, and its bytes must not split the error line or reach the terminal raw.
  */
 #include "shard_manifest.h"
 
@@ -12,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FILE ((size_t)16 << 20)
+#include "core/alloc.h"
+#include "core/text_escape.h"
+#include "read_file.h"
+
+#define MAX_FILE ((uint64_t)16 << 20)
 #define MAX_INDEX 65536
 
 typedef struct parser {
@@ -27,7 +33,9 @@ static int reject(parser *p, const char *fmt, ...) __attribute__((format(printf,
 
 static int reject(parser *p, const char *fmt, ...)
 {
-    int n = snprintf(p->error, p->error_size, "manifest '%s'", p->path);
+    char shown[KILN_ESCAPED_NAME_SIZE];
+    int n = snprintf(p->error, p->error_size, "manifest '%s'",
+                     kiln_text_escape(shown, sizeof shown, p->path, (size_t)-1));
     if (n >= 0 && (size_t)n < p->error_size && p->line)
         n += snprintf(p->error + n, p->error_size - (size_t)n, " line %zu", p->line);
     if (n >= 0 && (size_t)n + 2 < p->error_size) {
@@ -42,6 +50,18 @@ static int reject(parser *p, const char *fmt, ...)
 }
 
 /* ---- fields ----------------------------------------------------------------------------------- */
+
+/* A printable copy of a field, by value so it can be an argument of reject(). */
+typedef struct escaped_field {
+    char text[KILN_ESCAPED_NAME_SIZE];
+} escaped_field;
+
+static escaped_field escaped(const char *field)
+{
+    escaped_field e;
+    kiln_text_escape(e.text, sizeof e.text, field, (size_t)-1);
+    return e;
+}
 
 static char *take_word(char **at)
 {
@@ -92,7 +112,7 @@ static int take_source(parser *p, char **at, shard_source *out)
     } else if (strcmp(kind, "graph") == 0) {
         out->shard = -1;
     } else {
-        return reject(p, "a source is 'graph K NAME' or 'shard S K NAME', got '%s'", kind);
+        return reject(p, "a source is 'graph K NAME' or 'shard S K NAME', got '%s'", escaped(kind).text);
     }
     if (!take_index(at, MAX_INDEX, &out->index)) return reject(p, "bad index");
     out->name = *at;
@@ -180,7 +200,7 @@ static int record(parser *p, char *line)
     if (strcmp(key, "graph-input") == 0) return record_graph_input(p, at);
     if (strcmp(key, "input") == 0) return record_input(p, at);
     if (strcmp(key, "output") == 0) return record_output(p, at);
-    return reject(p, "unknown record '%s'", key);
+    return reject(p, "unknown record '%s'", escaped(key).text);
 }
 
 /* ---- whole file ------------------------------------------------------------------------------- */
@@ -231,26 +251,19 @@ static int resolve_paths(parser *p)
 
 static int read_text(parser *p, char **out)
 {
-    FILE *f = fopen(p->path, "rb");
-    if (!f) {
-        reject(p, "cannot open it");
-        return 1;
+    uint8_t *bytes;
+    size_t n;
+    char why[256];
+    kiln_status st = cli_read_file(p->path, kiln_allocator_default(), MAX_FILE, &bytes, &n, why, sizeof why);
+    if (st != KILN_OK) {
+        reject(p, "cannot read it: %s", why);
+        return 4; /* an input file that cannot be read (docs/cli.md) */
     }
-    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    char *text = n >= 0 && (size_t)n <= MAX_FILE && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)n + 1) : NULL;
-    bool ok = text && fread(text, 1, (size_t)n, f) == (size_t)n;
-    fclose(f);
-    if (!ok) {
-        free(text);
-        reject(p, "cannot read it, or it is larger than %zu bytes", MAX_FILE);
-        return 1;
-    }
-    text[n] = '\0';
-    if (memchr(text, '\0', (size_t)n)) {
-        free(text);
+    if (memchr(bytes, '\0', n)) {
+        kiln_free(kiln_allocator_default(), bytes);
         return reject(p, "holds NUL bytes; not a manifest");
     }
-    *out = text;
+    *out = (char *)bytes; /* cli_read_file put a NUL after the last byte */
     return 0;
 }
 
@@ -298,6 +311,6 @@ void shard_manifest_free(shard_manifest *m)
     free(m->shards);
     free(m->graph_inputs);
     free(m->outputs);
-    free(m->text);
+    kiln_free(kiln_allocator_default(), m->text);
     memset(m, 0, sizeof *m);
 }

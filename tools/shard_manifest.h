@@ -29,7 +29,8 @@ typedef struct manifest_shard {
 } manifest_shard;
 
 typedef struct shard_manifest {
-    char *text;                 /* the file, split in place into the names below */
+    char *text;                 /* the file, split in place into the names below (default
+                                   allocator) */
     const char *method;         /* NULL when the manifest names none */
     manifest_shard *shards;     /* (n_shards) */
     size_t n_shards;
@@ -40,8 +41,9 @@ typedef struct shard_manifest {
     size_t n_owned_paths;       /* shards [0, n) hold a resolved (heap) path */
 } shard_manifest;
 
-/* Read and check the manifest at path. On failure *error (error_size bytes) says which line is
- * wrong and why, and nothing is held. 0 on success, else 1 (I/O) or 4 (invalid manifest). */
+/* Read and check the manifest at path (a regular file only: a FIFO or device is refused before it
+ * is read). On failure *error (error_size bytes) says which line is wrong and why, and nothing is
+ * held. 0 on success, else 4 (unreadable or invalid manifest; docs/cli.md). */
 int shard_manifest_read(const char *path, shard_manifest *out, char *error, size_t error_size);
 void shard_manifest_free(shard_manifest *m);
 

@@ -119,9 +119,10 @@ int main(int argc, char **argv)
     const kiln_allocator *alloc = kiln_allocator_default();
     kiln_tensor t[2];
     for (int k = 0; k < 2; k++) {
-        kiln_status st = kiln_npy_read(argv[1 + k], alloc, &t[k]);
+        char why[KILN_NPY_MESSAGE_SIZE];
+        kiln_status st = kiln_npy_read(argv[1 + k], alloc, &t[k], why, sizeof why);
         if (st != KILN_OK) {
-            fprintf(stderr, "kiln_compare_npy: cannot read '%s': %s\n", argv[1 + k], kiln_status_str(st));
+            fprintf(stderr, "kiln_compare_npy: cannot read '%s': %s\n", argv[1 + k], why);
             if (k == 1) kiln_free(alloc, t[0].data);
             return 2;
         }

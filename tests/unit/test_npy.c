@@ -5,8 +5,10 @@
  * right tensors and that version-1.0 little-endian ones write back byte for byte; that every dtype
  * and rank 0..KILN_MAX_RANK round-trips through a file; that header variants NumPy accepts are
  * accepted and corrupt, truncated or unsupported files give the documented status (never a crash,
- * checked further by mutating every header byte); that writes leave no temporary file behind when
- * they fail; and that an allocator failing at any point yields OUT_OF_MEMORY without leaks.
+ * checked further by mutating every header byte), each refusal with a message saying what is wrong
+ * (escaped where it quotes the file); that a FIFO, a directory or a missing path is refused before
+ * it is read; that writes leave no temporary file behind when they fail; and that an allocator
+ * failing at any point yields OUT_OF_MEMORY without leaks.
  * Exit status 0 when every check passes.
  */
 #include <dirent.h>
@@ -242,14 +244,14 @@ static void expect_read_status(const char *dir, const void *bytes, size_t size, 
     counting_allocator ca;
     counting_init(&ca, -1);
     kiln_tensor t;
-    EXPECT_STATUS(kiln_npy_read_memory(bytes, size, &ca.base, &t), want);
+    EXPECT_STATUS(kiln_npy_read_memory(bytes, size, &ca.base, &t, NULL, 0), want);
     if (want != KILN_OK) EXPECT(tensor_is_zeroed(&t));
     kiln_free(&ca.base, t.data);
 
     char path[512];
     join_path(path, sizeof path, dir, "status.npy");
     EXPECT(write_raw(path, bytes, size));
-    EXPECT_STATUS(kiln_npy_read(path, &ca.base, &t), want);
+    EXPECT_STATUS(kiln_npy_read(path, &ca.base, &t, NULL, 0), want);
     if (want != KILN_OK) EXPECT(tensor_is_zeroed(&t));
     kiln_free(&ca.base, t.data);
     EXPECT(ca.live == 0);
@@ -284,7 +286,7 @@ static void test_numpy_files(const char *dir, int *fails)
         counting_allocator ca;
         counting_init(&ca, -1);
         kiln_tensor t, back;
-        kiln_status st = kiln_npy_read_memory(c->bytes, c->size, &ca.base, &t);
+        kiln_status st = kiln_npy_read_memory(c->bytes, c->size, &ca.base, &t, NULL, 0);
         if (st != KILN_OK) {
             fprintf(stderr, "%s: read gave %s\n", c->name, kiln_status_name(st));
             (*fails)++;
@@ -297,7 +299,7 @@ static void test_numpy_files(const char *dir, int *fails)
         char path[512];
         join_path(path, sizeof path, dir, c->name);
         EXPECT_STATUS(kiln_npy_write(path, &t), KILN_OK);
-        EXPECT_STATUS(kiln_npy_read(path, &ca.base, &back), KILN_OK);
+        EXPECT_STATUS(kiln_npy_read(path, &ca.base, &back, NULL, 0), KILN_OK);
         EXPECT(same_shape(&back, c->dtype, c->rank, c->shape));
         EXPECT(c->values_size == 0 || memcmp(back.data, c->values, c->values_size) == 0);
         if (c->rewrites_exactly) {
@@ -336,7 +338,7 @@ static void test_round_trip(const char *dir, int *fails)
             }
             kiln_tensor back;
             EXPECT_STATUS(kiln_npy_write(path, &t), KILN_OK);
-            EXPECT_STATUS(kiln_npy_read(path, NULL, &back), KILN_OK);
+            EXPECT_STATUS(kiln_npy_read(path, NULL, &back, NULL, 0), KILN_OK);
             EXPECT(same_shape(&back, t.dtype, t.rank, t.shape));
             EXPECT(back.data && memcmp(back.data, data, size) == 0);
             kiln_free(kiln_allocator_default(), back.data);
@@ -439,14 +441,14 @@ static void test_data_fixups(int *fails)
     size_t n = build_npy(buf, sizeof buf, 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (4,)}",
                          bools, sizeof bools);
     kiln_tensor t;
-    EXPECT_STATUS(kiln_npy_read_memory(buf, n, NULL, &t), KILN_OK);
+    EXPECT_STATUS(kiln_npy_read_memory(buf, n, NULL, &t, NULL, 0), KILN_OK);
     EXPECT(t.dtype == KILN_DTYPE_BOOL && memcmp(t.data, (const unsigned char[4]){0, 1, 1, 1}, 4) == 0);
     kiln_free(kiln_allocator_default(), t.data);
 
     const unsigned char big_2_5[8] = {0x40, 0x04, 0, 0, 0, 0, 0, 0};
     n = build_npy(buf, sizeof buf, 2, "{'descr': '>f8', 'fortran_order': False, 'shape': ()}", big_2_5,
                   sizeof big_2_5);
-    EXPECT_STATUS(kiln_npy_read_memory(buf, n, NULL, &t), KILN_OK);
+    EXPECT_STATUS(kiln_npy_read_memory(buf, n, NULL, &t, NULL, 0), KILN_OK);
     EXPECT(t.dtype == KILN_DTYPE_F64 && t.rank == 0 && *(const double *)t.data == 2.5);
     kiln_free(kiln_allocator_default(), t.data);
 }
@@ -500,7 +502,7 @@ static void test_mutations(int *fails)
                 counting_allocator ca;
                 counting_init(&ca, -1);
                 kiln_tensor t;
-                kiln_status st = kiln_npy_read_memory(buf, sizes[s], &ca.base, &t);
+                kiln_status st = kiln_npy_read_memory(buf, sizes[s], &ca.base, &t, NULL, 0);
                 if (st == KILN_OK) {
                     int64_t numel = kiln_tensor_numel(&t);
                     EXPECT(t.data && t.rank <= KILN_MAX_RANK && numel >= 0);
@@ -526,8 +528,8 @@ static void test_allocation_failures(const char *dir, int *fails)
             counting_allocator ca;
             counting_init(&ca, fail_at);
             kiln_tensor t;
-            kiln_status st = from_file ? kiln_npy_read(path, &ca.base, &t)
-                                       : kiln_npy_read_memory(npy_i64_4, sizeof npy_i64_4 - 1, &ca.base, &t);
+            kiln_status st = from_file ? kiln_npy_read(path, &ca.base, &t, NULL, 0)
+                                       : kiln_npy_read_memory(npy_i64_4, sizeof npy_i64_4 - 1, &ca.base, &t, NULL, 0);
             if (st == KILN_OK) {
                 kiln_free(&ca.base, t.data);
                 EXPECT(fail_at == (from_file ? 2 : 1));     /* header text + data, or data only */
@@ -550,13 +552,13 @@ static void test_bad_arguments(const char *dir, int *fails)
     join_path(path, sizeof path, dir, "args.npy");
     join_path(sub, sizeof sub, dir, "missing/args.npy");
 
-    EXPECT_STATUS(kiln_npy_read(NULL, NULL, &t), KILN_ERROR_INVALID_ARGUMENT);
-    EXPECT_STATUS(kiln_npy_read(path, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    EXPECT_STATUS(kiln_npy_read_memory(NULL, 4, NULL, &t), KILN_ERROR_INVALID_ARGUMENT);
-    EXPECT_STATUS(kiln_npy_read_memory(npy_u8_3, sizeof npy_u8_3 - 1, NULL, NULL), KILN_ERROR_INVALID_ARGUMENT);
-    EXPECT_STATUS(kiln_npy_read_memory(NULL, 0, NULL, &t), KILN_ERROR_FORMAT);
-    EXPECT_STATUS(kiln_npy_read(path, NULL, &t), KILN_ERROR_IO);            /* does not exist */
-    EXPECT_STATUS(kiln_npy_read(dir, NULL, &t), KILN_ERROR_IO);             /* a directory */
+    EXPECT_STATUS(kiln_npy_read(NULL, NULL, &t, NULL, 0), KILN_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kiln_npy_read(path, NULL, NULL, NULL, 0), KILN_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kiln_npy_read_memory(NULL, 4, NULL, &t, NULL, 0), KILN_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kiln_npy_read_memory(npy_u8_3, sizeof npy_u8_3 - 1, NULL, NULL, NULL, 0), KILN_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kiln_npy_read_memory(NULL, 0, NULL, &t, NULL, 0), KILN_ERROR_FORMAT);
+    EXPECT_STATUS(kiln_npy_read(path, NULL, &t, NULL, 0), KILN_ERROR_IO);            /* does not exist */
+    EXPECT_STATUS(kiln_npy_read(dir, NULL, &t, NULL, 0), KILN_ERROR_IO);             /* a directory */
 
     EXPECT_STATUS(kiln_npy_write(NULL, &good), KILN_ERROR_INVALID_ARGUMENT);
     EXPECT_STATUS(kiln_npy_write(path, NULL), KILN_ERROR_INVALID_ARGUMENT);
@@ -591,7 +593,7 @@ static void test_bad_arguments(const char *dir, int *fails)
     EXPECT_STATUS(kiln_npy_write(path, &good), KILN_OK);
     value = 2.0f;
     EXPECT_STATUS(kiln_npy_write(path, &good), KILN_OK);
-    EXPECT_STATUS(kiln_npy_read(path, NULL, &t), KILN_OK);
+    EXPECT_STATUS(kiln_npy_read(path, NULL, &t, NULL, 0), KILN_OK);
     EXPECT(t.data && *(const float *)t.data == 2.0f);
     kiln_free(kiln_allocator_default(), t.data);
     mode_t mask = umask(022);
@@ -599,6 +601,101 @@ static void test_bad_arguments(const char *dir, int *fails)
     struct stat info;
     EXPECT(stat(path, &info) == 0 && (info.st_mode & 0777) == (0666 & ~mask));
     unlink(path);
+}
+
+/* Reads bytes from memory with a message buffer: the status, and a message holding `want`
+   (one line, no control bytes). */
+static void expect_message(const void *bytes, size_t size, kiln_status status, const char *want, int *fails)
+{
+    char message[KILN_NPY_MESSAGE_SIZE];
+    kiln_tensor t;
+    memset(message, 'x', sizeof message);
+    kiln_status st = kiln_npy_read_memory(bytes, size, NULL, &t, message, sizeof message);
+    EXPECT_STATUS(st, status);
+    EXPECT(memchr(message, '\0', sizeof message) != NULL);
+    if (!strstr(message, want)) {
+        fprintf(stderr, "test_npy: message '%s' does not say '%s'\n", message, want);
+        (*fails)++;
+    }
+    for (const char *c = message; *c; c++) EXPECT((unsigned char)*c >= 0x20 && *c != 0x7f);
+    kiln_free(kiln_allocator_default(), t.data);
+}
+
+static void expect_header_message(const char *header, const void *data, size_t data_size, kiln_status status,
+                                  const char *want, int *fails)
+{
+    unsigned char buf[1024];
+    size_t n = build_npy(buf, sizeof buf, 1, header, data, data_size);
+    EXPECT(n > 0);
+    expect_message(buf, n, status, want, fails);
+}
+
+/* Each refusal says what is wrong: the tool prints these lines as they are. */
+static void test_messages(int *fails)
+{
+    float f[6] = {0};
+    expect_message(npy_f32_2x3, sizeof npy_f32_2x3 - 2, KILN_ERROR_FORMAT,
+                   "truncated: the header announces 24 data bytes, the file holds 23", fails);
+    expect_message(npy_f32_2x3, 5, KILN_ERROR_FORMAT, "truncated: 5 bytes", fails);
+    expect_message("", 0, KILN_ERROR_FORMAT, "empty file", fails);
+    expect_message("PK\003\004 not numpy", 15, KILN_ERROR_FORMAT, "not a .npy file", fails);
+    expect_message("\223NUMPY\004\000\010\000{}      ", 18, KILN_ERROR_VERSION, "format version 4.0 is not supported",
+                   fails);
+    expect_header_message("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", f, 24,
+                          KILN_ERROR_NOT_SUPPORTED,
+                          "Fortran-order arrays are not supported (save with numpy.ascontiguousarray)", fails);
+    expect_header_message("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", f, 8, KILN_ERROR_NOT_SUPPORTED,
+                          "object arrays (pickled Python objects) are not supported", fails);
+    expect_header_message("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", f, 4,
+                          KILN_ERROR_NOT_SUPPORTED, "structured dtypes", fails);
+    expect_header_message("{'descr': '<U5', 'fortran_order': False, 'shape': (1,), }", f, 20, KILN_ERROR_NOT_SUPPORTED,
+                          "dtype '<U5' is not supported", fails);
+    /* Header bytes are quoted escaped: a stray high byte (0x9b is CSI on 8-bit terminals) too. */
+    expect_header_message("{'descr': '<\233\3774', 'fortran_order': False, 'shape': (1,), }", f, 4,
+                          KILN_ERROR_NOT_SUPPORTED, "dtype '<\\x9b\\xff4'", fails);
+    expect_header_message("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'extra': 1}", f, 4,
+                          KILN_ERROR_FORMAT, "unknown key 'extra'", fails);
+    expect_header_message("{'descr': '<f4', 'shape': (1,), }", f, 4, KILN_ERROR_FORMAT, "no 'fortran_order' key",
+                          fails);
+    expect_header_message("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1), }", f, 4,
+                          KILN_ERROR_LIMIT, "9 dimensions; kiln supports at most 8", fails);
+    expect_header_message("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", f, 8, KILN_ERROR_FORMAT,
+                          "4 bytes after the 4 data bytes", fails);
+
+    /* Success leaves an empty message; a small buffer gets a cut, terminated line. */
+    char message[16];
+    kiln_tensor t;
+    EXPECT_STATUS(kiln_npy_read_memory(npy_u8_3, sizeof npy_u8_3 - 1, NULL, &t, message, sizeof message), KILN_OK);
+    EXPECT(message[0] == '\0');
+    kiln_free(kiln_allocator_default(), t.data);
+    EXPECT_STATUS(kiln_npy_read_memory(npy_u8_3, 20, NULL, &t, message, sizeof message), KILN_ERROR_FORMAT);
+    EXPECT(strlen(message) == sizeof message - 1);
+}
+
+/* A FIFO, a directory and a missing file are refused before anything is read, each saying so.
+   A FIFO without a writer used to block open() forever: the alarm turns a regression into a
+   failure instead of a hang. */
+static void test_special_files(const char *dir, int *fails)
+{
+    char path[512], message[KILN_NPY_MESSAGE_SIZE];
+    kiln_tensor t;
+    join_path(path, sizeof path, dir, "fifo.npy");
+    if (mkfifo(path, 0600) != 0) {
+        fprintf(stderr, "test_npy: cannot make a FIFO at %s\n", path);
+        (*fails)++;
+        return;
+    }
+    alarm(20);
+    EXPECT_STATUS(kiln_npy_read(path, NULL, &t, message, sizeof message), KILN_ERROR_IO);
+    alarm(0);
+    EXPECT(strcmp(message, "is a FIFO, not a regular file") == 0);
+    EXPECT(tensor_is_zeroed(&t));
+    unlink(path);
+    EXPECT_STATUS(kiln_npy_read(dir, NULL, &t, message, sizeof message), KILN_ERROR_IO);
+    EXPECT(strcmp(message, "is a directory, not a regular file") == 0);
+    join_path(path, sizeof path, dir, "missing.npy");
+    EXPECT_STATUS(kiln_npy_read(path, NULL, &t, message, sizeof message), KILN_ERROR_IO);
+    EXPECT(strstr(message, "No such file") != NULL);
 }
 
 int main(void)
@@ -619,6 +716,8 @@ int main(void)
     test_mutations(&fails);
     test_allocation_failures(dir, &fails);
     test_bad_arguments(dir, &fails);
+    test_messages(&fails);
+    test_special_files(dir, &fails);
     remove_tree(dir);
     if (fails) {
         fprintf(stderr, "test_npy: %d check(s) failed\n", fails);

@@ -1,7 +1,7 @@
 /* npy.c — NumPy .npy reader and writer (npy.h states the supported subset).
  *
- * Layer: tools. Depends on kiln.h, src/core (allocation, overflow-safe arithmetic) and POSIX file
- * I/O (pread, fsync, rename).
+ * Layer: tools. Depends on kiln.h, src/core (allocation, overflow-safe arithmetic, opening
+ * regular files only, escaping untrusted text) and POSIX file I/O (pread, fsync, rename).
  *
  * The file (NumPy format versions 1.0, 2.0, 3.0; 3.0 only changes the header text to UTF-8):
  *
@@ -13,12 +13,15 @@
  *   +----------+-----+-----+-------------+-----------------------------------+-----------------+
  *
  * Invariant of the readers: nothing is allocated for the data until the header has parsed and
- * the data it announces has been checked to end exactly at the end of the input.
+ * the data it announces has been checked to end exactly at the end of the input. Every refusal
+ * also writes one line saying what is wrong into the caller's message buffer (npy_diag), so the
+ * tool can tell a Fortran-order array from a truncated file without decoding statuses.
  */
 #include "npy.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +32,8 @@
 
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/file_open.h"
+#include "core/text_escape.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_SIZE 6
@@ -39,6 +44,7 @@
 #define NPY_GROWTH_DIGITS 21    /* NumPy's GROWTH_AXIS_MAX_DIGITS: spare room after the dict */
 #define NPY_WRITE_HEADER_MAX 512
 #define NPY_IO_CHUNK ((size_t)1 << 30)
+#define NPY_QUOTE_MAX 40        /* bytes of a key or dtype string quoted in a message */
 
 typedef struct npy_dtype_entry {
     char kind;                  /* NumPy kind letter: f, i, u, b */
@@ -62,6 +68,32 @@ typedef struct npy_header {
     uint32_t rank;              /* may exceed KILN_MAX_RANK; then only the first dims are kept */
     int64_t shape[KILN_MAX_RANK];
 } npy_header;
+
+/* The caller's message buffer (buf NULL or size 0: no message wanted). */
+typedef struct npy_diag {
+    char *buf;
+    size_t size;
+} npy_diag;
+
+static kiln_status npy_fail(npy_diag *d, kiln_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Says what is wrong (one line, no file name: the caller knows it) and returns st. */
+static kiln_status npy_fail(npy_diag *d, kiln_status st, const char *fmt, ...)
+{
+    if (d->buf && d->size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->buf, d->size, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* A printable copy of n bytes of header text, for quoting in a message. */
+static const char *quote(char *buf, size_t size, const char *text, size_t n)
+{
+    return kiln_text_escape(buf, size, text, n < NPY_QUOTE_MAX ? n : NPY_QUOTE_MAX);
+}
 
 static bool host_is_little_endian(void)
 {
@@ -116,9 +148,9 @@ static bool parse_string(npy_cursor *c, const char **text, size_t *len)
 {
     skip_space(c);
     if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return false;
-    char quote = *c->p++;
+    char quote_char = *c->p++;
     const char *start = c->p;
-    while (c->p < c->end && *c->p != quote) {
+    while (c->p < c->end && *c->p != quote_char) {
         unsigned char ch = (unsigned char)*c->p;
         if (ch == '\\' || ch < 0x20 || ch == 0x7f) return false;
         c->p++;
@@ -195,49 +227,85 @@ static bool map_descr(const char *text, size_t len, npy_header *h)
     return false;
 }
 
+/* Why a dtype string map_descr refused is refused: object arrays (what numpy.save pickles) and
+   structured dtypes get a message of their own, since "dtype '|O'" tells most users nothing. */
+static kiln_status refuse_descr(npy_diag *d, const char *text, size_t len)
+{
+    char q[NPY_QUOTE_MAX * 4 + 1];
+    size_t skip = len > 0 && memchr("<>=|", text[0], 4) ? 1 : 0;
+    if (len == skip + 1 && text[skip] == 'O')
+        return npy_fail(d, KILN_ERROR_NOT_SUPPORTED,
+                        "object arrays (pickled Python objects) are not supported; save a numeric array");
+    return npy_fail(d, KILN_ERROR_NOT_SUPPORTED,
+                    "dtype '%s' is not supported (kiln reads f2 f4 f8, i1 i2 i4 i8, u1 u2 u4 u8 and b1)",
+                    quote(q, sizeof q, text, len));
+}
+
 static bool key_is(const char *key, size_t len, const char *name)
 {
     return len == strlen(name) && memcmp(key, name, len) == 0;
 }
 
+/* The value of one key; *seen guards against a key given twice. */
+static kiln_status parse_entry(npy_cursor *c, const char *key, size_t key_len, bool seen[3], const char **descr,
+                               size_t *descr_len, npy_header *h, npy_diag *d)
+{
+    char q[NPY_QUOTE_MAX * 4 + 1];
+    int which = key_is(key, key_len, "descr") ? 0 : key_is(key, key_len, "fortran_order") ? 1
+              : key_is(key, key_len, "shape") ? 2 : -1;
+    if (which < 0)
+        return npy_fail(d, KILN_ERROR_FORMAT, "malformed header: unknown key '%s'", quote(q, sizeof q, key, key_len));
+    if (seen[which])
+        return npy_fail(d, KILN_ERROR_FORMAT, "malformed header: key '%s' given twice", quote(q, sizeof q, key, key_len));
+    seen[which] = true;
+    if (which == 0) {
+        skip_space(c);
+        if (c->p < c->end && *c->p == '[')
+            return npy_fail(d, KILN_ERROR_NOT_SUPPORTED, "structured dtypes (records of fields) are not supported");
+        if (!parse_string(c, descr, descr_len))
+            return npy_fail(d, KILN_ERROR_FORMAT, "malformed header: 'descr' is not a quoted dtype string");
+    } else if (which == 1) {
+        if (!parse_bool(c, &h->fortran_order))
+            return npy_fail(d, KILN_ERROR_FORMAT, "malformed header: 'fortran_order' is neither True nor False");
+    } else if (!parse_shape(c, h)) {
+        return npy_fail(d, KILN_ERROR_FORMAT, "malformed header: 'shape' is not a tuple of non-negative integers");
+    }
+    return KILN_OK;
+}
+
 /* Parses the dict literal: exactly the keys descr, fortran_order and shape, each once, in any
    order, with optional trailing comma, then only white space. Syntax problems are FORMAT; a
    well-formed header kiln cannot represent is NOT_SUPPORTED or LIMIT. */
-static kiln_status parse_header(const char *text, size_t len, npy_header *h)
+static kiln_status parse_header(const char *text, size_t len, npy_header *h, npy_diag *d)
 {
     npy_cursor c = {text, text + len};
     const char *descr = NULL;
     size_t descr_len = 0;
-    bool seen_descr = false, seen_order = false, seen_shape = false;
+    bool seen[3] = {false, false, false}; /* descr, fortran_order, shape */
 
-    KILN_CHECK(accept(&c, '{'), KILN_ERROR_FORMAT);
+    if (!accept(&c, '{')) return npy_fail(d, KILN_ERROR_FORMAT, "malformed header: it does not start with '{'");
     while (!accept(&c, '}')) {
         const char *key;
         size_t key_len;
-        KILN_CHECK(parse_string(&c, &key, &key_len) && accept(&c, ':'), KILN_ERROR_FORMAT);
-        if (key_is(key, key_len, "descr") && !seen_descr) {
-            KILN_CHECK(parse_string(&c, &descr, &descr_len), KILN_ERROR_FORMAT);
-            seen_descr = true;
-        } else if (key_is(key, key_len, "fortran_order") && !seen_order) {
-            KILN_CHECK(parse_bool(&c, &h->fortran_order), KILN_ERROR_FORMAT);
-            seen_order = true;
-        } else if (key_is(key, key_len, "shape") && !seen_shape) {
-            KILN_CHECK(parse_shape(&c, h), KILN_ERROR_FORMAT);
-            seen_shape = true;
-        } else {
-            return KILN_ERROR_FORMAT;   /* unknown or repeated key */
-        }
+        if (!parse_string(&c, &key, &key_len) || !accept(&c, ':'))
+            return npy_fail(d, KILN_ERROR_FORMAT, "malformed header: expected a quoted key and ':'");
+        KILN_TRY(parse_entry(&c, key, key_len, seen, &descr, &descr_len, h, d));
         if (!accept(&c, ',')) {
-            KILN_CHECK(accept(&c, '}'), KILN_ERROR_FORMAT);
+            if (!accept(&c, '}')) return npy_fail(d, KILN_ERROR_FORMAT, "malformed header: expected ',' or '}'");
             break;
         }
     }
     skip_space(&c);
-    KILN_CHECK(c.p == c.end, KILN_ERROR_FORMAT);
-    KILN_CHECK(seen_descr && seen_order && seen_shape, KILN_ERROR_FORMAT);
-    KILN_CHECK(map_descr(descr, descr_len, h), KILN_ERROR_NOT_SUPPORTED);
-    KILN_CHECK(!h->fortran_order, KILN_ERROR_NOT_SUPPORTED);
-    KILN_CHECK(h->rank <= KILN_MAX_RANK, KILN_ERROR_LIMIT);
+    if (c.p != c.end) return npy_fail(d, KILN_ERROR_FORMAT, "malformed header: text after the closing '}'");
+    static const char *const keys[3] = {"descr", "fortran_order", "shape"};
+    for (int k = 0; k < 3; k++)
+        if (!seen[k]) return npy_fail(d, KILN_ERROR_FORMAT, "malformed header: no '%s' key", keys[k]);
+    if (!map_descr(descr, descr_len, h)) return refuse_descr(d, descr, descr_len);
+    if (h->fortran_order)
+        return npy_fail(d, KILN_ERROR_NOT_SUPPORTED,
+                        "Fortran-order arrays are not supported (save with numpy.ascontiguousarray)");
+    if (h->rank > KILN_MAX_RANK)
+        return npy_fail(d, KILN_ERROR_LIMIT, "%u dimensions; kiln supports at most %d", h->rank, KILN_MAX_RANK);
     return KILN_OK;
 }
 
@@ -246,33 +314,56 @@ static kiln_status parse_header(const char *text, size_t len, npy_header *h)
 /* Checks magic and version in the first `avail` bytes (min(input size, NPY_PREAMBLE_MAX)) and
    returns where the header text lies. */
 static kiln_status parse_preamble(const unsigned char *bytes, size_t avail, size_t *header_offset,
-                                  size_t *header_size)
+                                  size_t *header_size, npy_diag *d)
 {
-    KILN_CHECK(avail >= 8 && memcmp(bytes, NPY_MAGIC, NPY_MAGIC_SIZE) == 0, KILN_ERROR_FORMAT);
+    size_t magic = avail < NPY_MAGIC_SIZE ? avail : NPY_MAGIC_SIZE;
+    if (avail == 0) return npy_fail(d, KILN_ERROR_FORMAT, "empty file; not a .npy file");
+    if (memcmp(bytes, NPY_MAGIC, magic) != 0)
+        return npy_fail(d, KILN_ERROR_FORMAT, "not a .npy file (it does not start with \\x93NUMPY)");
+    if (avail < 8) return npy_fail(d, KILN_ERROR_FORMAT, "truncated: %zu bytes, shorter than a .npy preamble", avail);
     unsigned major = bytes[6], minor = bytes[7];
-    KILN_CHECK(major != 0, KILN_ERROR_FORMAT);
-    KILN_CHECK(major <= 3 && minor == 0, KILN_ERROR_VERSION);
+    if (major == 0) return npy_fail(d, KILN_ERROR_FORMAT, "format version 0.%u is no NumPy format version", minor);
+    if (major > 3 || minor != 0)
+        return npy_fail(d, KILN_ERROR_VERSION, ".npy format version %u.%u is not supported (1.0, 2.0 and 3.0 are)",
+                        major, minor);
     size_t size_bytes = major == 1 ? 2 : 4;
-    KILN_CHECK(avail >= 8 + size_bytes, KILN_ERROR_FORMAT);
+    if (avail < 8 + size_bytes)
+        return npy_fail(d, KILN_ERROR_FORMAT, "truncated: %zu bytes, shorter than a .npy preamble", avail);
     uint32_t size = (uint32_t)bytes[8] | (uint32_t)bytes[9] << 8;
     if (size_bytes == 4) size |= (uint32_t)bytes[10] << 16 | (uint32_t)bytes[11] << 24;
-    KILN_CHECK(size <= NPY_HEADER_MAX, KILN_ERROR_FORMAT);
+    if (size > NPY_HEADER_MAX)
+        return npy_fail(d, KILN_ERROR_FORMAT, "header of %u bytes, more than the %d a .npy header can need", size,
+                        NPY_HEADER_MAX);
     *header_offset = 8 + size_bytes;
     *header_size = size;
     return KILN_OK;
 }
 
+/* The header must lie inside the input. */
+static kiln_status header_fits(size_t header_offset, size_t header_size, uint64_t input_size, npy_diag *d)
+{
+    if (kiln_range_ok(header_offset, header_size, input_size)) return KILN_OK;
+    return npy_fail(d, KILN_ERROR_FORMAT, "truncated: the header ends at byte %zu, the file has %llu bytes",
+                    header_offset + header_size, (unsigned long long)input_size);
+}
+
 /* The data size the header announces, which must end exactly at the end of the input: less is
    a truncated file, more is not something NumPy writes. */
-static kiln_status data_size(const npy_header *h, uint64_t data_offset, uint64_t input_size,
-                             size_t *out)
+static kiln_status data_size(const npy_header *h, uint64_t data_offset, uint64_t input_size, size_t *out,
+                             npy_diag *d)
 {
     size_t n = kiln_dtype_size(h->dtype);
     for (uint32_t i = 0; i < h->rank; i++) {
-        KILN_CHECK((uint64_t)h->shape[i] <= SIZE_MAX, KILN_ERROR_FORMAT);
-        KILN_CHECK(kiln_mul_size(n, (size_t)h->shape[i], &n), KILN_ERROR_FORMAT);
+        if ((uint64_t)h->shape[i] > SIZE_MAX || !kiln_mul_size(n, (size_t)h->shape[i], &n))
+            return npy_fail(d, KILN_ERROR_FORMAT, "the shape's data size overflows");
     }
-    KILN_CHECK(data_offset <= input_size && input_size - data_offset == n, KILN_ERROR_FORMAT);
+    uint64_t have = data_offset <= input_size ? input_size - data_offset : 0;
+    if (have < n)
+        return npy_fail(d, KILN_ERROR_FORMAT, "truncated: the header announces %zu data bytes, the file holds %llu",
+                        n, (unsigned long long)have);
+    if (have > n)
+        return npy_fail(d, KILN_ERROR_FORMAT, "%llu bytes after the %zu data bytes the header announces",
+                        (unsigned long long)(have - n), n);
     *out = n;
     return KILN_OK;
 }
@@ -300,24 +391,32 @@ static void finish_tensor(const npy_header *h, unsigned char *data, size_t size,
     out->data = data;
 }
 
-kiln_status kiln_npy_read_memory(const void *bytes, size_t size, const kiln_allocator *a,
-                                 kiln_tensor *out)
+static unsigned char *alloc_data(const kiln_allocator *a, size_t n, npy_diag *d)
 {
-    KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
+    unsigned char *data = kiln_alloc(a, n, NPY_DATA_ALIGN);
+    if (!data) npy_fail(d, KILN_ERROR_OUT_OF_MEMORY, "out of memory for %zu bytes of data", n);
+    return data;
+}
+
+kiln_status kiln_npy_read_memory(const void *bytes, size_t size, const kiln_allocator *a, kiln_tensor *out,
+                                 char *message, size_t message_size)
+{
+    npy_diag d = {message, message_size};
+    if (message && message_size) message[0] = '\0';
+    if (!out) return npy_fail(&d, KILN_ERROR_INVALID_ARGUMENT, "no tensor to read into");
     memset(out, 0, sizeof *out);
-    KILN_CHECK(bytes || size == 0, KILN_ERROR_INVALID_ARGUMENT);
+    if (!bytes && size > 0) return npy_fail(&d, KILN_ERROR_INVALID_ARGUMENT, "no bytes to read");
     if (!a) a = kiln_allocator_default();
 
     const unsigned char *b = bytes;
     size_t header_offset, header_size, n;
     npy_header h;
-    KILN_TRY(parse_preamble(b, size < NPY_PREAMBLE_MAX ? size : NPY_PREAMBLE_MAX, &header_offset,
-                            &header_size));
-    KILN_CHECK(kiln_range_ok(header_offset, header_size, size), KILN_ERROR_FORMAT);
-    KILN_TRY(parse_header((const char *)b + header_offset, header_size, &h));
-    KILN_TRY(data_size(&h, header_offset + header_size, size, &n));
-    unsigned char *data = kiln_alloc(a, n, NPY_DATA_ALIGN);
-    KILN_CHECK(data, KILN_ERROR_OUT_OF_MEMORY);
+    KILN_TRY(parse_preamble(b, size < NPY_PREAMBLE_MAX ? size : NPY_PREAMBLE_MAX, &header_offset, &header_size, &d));
+    KILN_TRY(header_fits(header_offset, header_size, size, &d));
+    KILN_TRY(parse_header((const char *)b + header_offset, header_size, &h, &d));
+    KILN_TRY(data_size(&h, header_offset + header_size, size, &n, &d));
+    unsigned char *data = alloc_data(a, n, &d);
+    if (!data) return KILN_ERROR_OUT_OF_MEMORY;
     memcpy(data, b + header_offset + header_size, n);
     finish_tensor(&h, data, n, out);
     return KILN_OK;
@@ -325,14 +424,14 @@ kiln_status kiln_npy_read_memory(const void *bytes, size_t size, const kiln_allo
 
 /* pread until all n bytes arrived. A file that ends early (it shrank after fstat) reads as
    truncated. */
-static kiln_status read_at(int fd, void *buf, size_t n, uint64_t offset)
+static kiln_status read_at(int fd, void *buf, size_t n, uint64_t offset, npy_diag *d)
 {
     unsigned char *p = buf;
     while (n > 0) {
         ssize_t got = pread(fd, p, n < NPY_IO_CHUNK ? n : NPY_IO_CHUNK, (off_t)offset);
         if (got < 0 && errno == EINTR) continue;
-        KILN_CHECK(got >= 0, KILN_ERROR_IO);
-        KILN_CHECK(got > 0, KILN_ERROR_FORMAT);
+        if (got < 0) return npy_fail(d, KILN_ERROR_IO, "read failed: %s", strerror(errno));
+        if (got == 0) return npy_fail(d, KILN_ERROR_FORMAT, "truncated: the file shrank while it was read");
         p += got;
         n -= (size_t)got;
         offset += (uint64_t)got;
@@ -341,31 +440,27 @@ static kiln_status read_at(int fd, void *buf, size_t n, uint64_t offset)
 }
 
 /* Reads header then data straight into the tensor's buffer, so a file is never held twice. */
-static kiln_status read_fd(int fd, const kiln_allocator *a, kiln_tensor *out)
+static kiln_status read_fd(int fd, uint64_t file_size, const kiln_allocator *a, kiln_tensor *out, npy_diag *d)
 {
-    struct stat info;
-    KILN_CHECK(fstat(fd, &info) == 0 && S_ISREG(info.st_mode), KILN_ERROR_IO);
-    uint64_t file_size = (uint64_t)info.st_size;
-
     unsigned char preamble[NPY_PREAMBLE_MAX];
     size_t avail = file_size < sizeof preamble ? (size_t)file_size : sizeof preamble;
     size_t header_offset, header_size, n;
-    KILN_TRY(read_at(fd, preamble, avail, 0));
-    KILN_TRY(parse_preamble(preamble, avail, &header_offset, &header_size));
-    KILN_CHECK(kiln_range_ok(header_offset, header_size, file_size), KILN_ERROR_FORMAT);
+    KILN_TRY(read_at(fd, preamble, avail, 0, d));
+    KILN_TRY(parse_preamble(preamble, avail, &header_offset, &header_size, d));
+    KILN_TRY(header_fits(header_offset, header_size, file_size, d));
 
     npy_header h;
     char *text = kiln_alloc(a, header_size, 1);
-    KILN_CHECK(text, KILN_ERROR_OUT_OF_MEMORY);
-    kiln_status st = read_at(fd, text, header_size, header_offset);
-    if (st == KILN_OK) st = parse_header(text, header_size, &h);
+    if (!text) return npy_fail(d, KILN_ERROR_OUT_OF_MEMORY, "out of memory for a %zu-byte header", header_size);
+    kiln_status st = read_at(fd, text, header_size, header_offset, d);
+    if (st == KILN_OK) st = parse_header(text, header_size, &h, d);
     kiln_free(a, text);
     KILN_TRY(st);
-    KILN_TRY(data_size(&h, header_offset + header_size, file_size, &n));
+    KILN_TRY(data_size(&h, header_offset + header_size, file_size, &n, d));
 
-    unsigned char *data = kiln_alloc(a, n, NPY_DATA_ALIGN);
-    KILN_CHECK(data, KILN_ERROR_OUT_OF_MEMORY);
-    st = read_at(fd, data, n, header_offset + header_size);
+    unsigned char *data = alloc_data(a, n, d);
+    if (!data) return KILN_ERROR_OUT_OF_MEMORY;
+    st = read_at(fd, data, n, header_offset + header_size, d);
     if (st != KILN_OK) {
         kiln_free(a, data);
         return st;
@@ -374,15 +469,21 @@ static kiln_status read_fd(int fd, const kiln_allocator *a, kiln_tensor *out)
     return KILN_OK;
 }
 
-kiln_status kiln_npy_read(const char *path, const kiln_allocator *a, kiln_tensor *out)
+kiln_status kiln_npy_read(const char *path, const kiln_allocator *a, kiln_tensor *out, char *message,
+                          size_t message_size)
 {
-    KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
+    npy_diag d = {message, message_size};
+    if (message && message_size) message[0] = '\0';
+    if (!out) return npy_fail(&d, KILN_ERROR_INVALID_ARGUMENT, "no tensor to read into");
     memset(out, 0, sizeof *out);
-    KILN_CHECK(path, KILN_ERROR_INVALID_ARGUMENT);
+    if (!path) return npy_fail(&d, KILN_ERROR_INVALID_ARGUMENT, "no path given");
     if (!a) a = kiln_allocator_default();
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    KILN_CHECK(fd >= 0, KILN_ERROR_IO);
-    kiln_status st = read_fd(fd, a, out);
+    /* Regular files only: a FIFO would block open() and a device would read forever. */
+    int fd;
+    struct stat info;
+    const char *why;
+    if (kiln_file_open_read(path, &fd, &info, &why) != KILN_OK) return npy_fail(&d, KILN_ERROR_IO, "%s", why);
+    kiln_status st = read_fd(fd, (uint64_t)info.st_size, a, out, &d);
     close(fd);
     return st;
 }

@@ -20,23 +20,32 @@
 
 /* Reads the .npy file at path into *out. out->data is allocated from a (NULL selects
  * kiln_allocator_default()) with 64-byte alignment and belongs to the caller, who releases it with
- * kiln_free(a, out->data). Boolean elements are normalised to 0/1.
+ * kiln_free(a, out->data). Boolean elements are normalised to 0/1. Only a regular file is read:
+ * a FIFO, device, socket or directory is refused before anything is read (a FIFO cannot block).
  * Returns KILN_OK or
  *   KILN_ERROR_INVALID_ARGUMENT  path or out is NULL;
  *   KILN_ERROR_IO                the file cannot be opened, is not a regular file or a read fails;
  *   KILN_ERROR_FORMAT            bad magic, header length, header dict or shape, or the data size
  *                                does not match the file size (truncated or trailing bytes);
  *   KILN_ERROR_VERSION           a format version other than 1.0, 2.0, 3.0;
- *   KILN_ERROR_NOT_SUPPORTED     a dtype outside the list above, or fortran_order True;
+ *   KILN_ERROR_NOT_SUPPORTED     a dtype outside the list above (object arrays, which numpy.save
+ *                                pickles, and structured dtypes among them), or fortran_order True;
  *   KILN_ERROR_LIMIT             more than KILN_MAX_RANK dimensions;
  *   KILN_ERROR_OUT_OF_MEMORY.
- * On failure *out is zeroed (data NULL) and there is nothing to free. */
-kiln_status kiln_npy_read(const char *path, const kiln_allocator *a, kiln_tensor *out);
+ * On failure *out is zeroed (data NULL) and there is nothing to free, and when message is not
+ * NULL the message_size bytes at message hold one line saying what is wrong, without the path
+ * ("Fortran-order arrays are not supported (save with numpy.ascontiguousarray)"; quoted header
+ * text is escaped, so the line is printable). On success message holds "". */
+kiln_status kiln_npy_read(const char *path, const kiln_allocator *a, kiln_tensor *out, char *message,
+                          size_t message_size);
 
 /* As kiln_npy_read over the size bytes at `bytes` (no alignment needed); the bytes are copied,
  * not retained. KILN_ERROR_INVALID_ARGUMENT also when bytes is NULL with size > 0. */
-kiln_status kiln_npy_read_memory(const void *bytes, size_t size, const kiln_allocator *a,
-                                 kiln_tensor *out);
+kiln_status kiln_npy_read_memory(const void *bytes, size_t size, const kiln_allocator *a, kiln_tensor *out,
+                                 char *message, size_t message_size);
+
+/* Enough room for any message of the readers. */
+#define KILN_NPY_MESSAGE_SIZE 256
 
 /* Writes t as a version 1.0 .npy file at path. The bytes go to "PATH.tmp-XXXXXX" in the same
  * directory, are flushed to disk and then renamed over path, so readers never see a partial file;

@@ -20,9 +20,11 @@
 #ifndef KILN_BACKENDS_CPU_CPU_FORMAT_H
 #define KILN_BACKENDS_CPU_CPU_FORMAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "backends/cpu/cpu_ops.h"
+#include "core/hash.h"
 
 #define KILN_CTX_MAGIC "KILNCTXB"
 #define KILN_CTX_VERSION 1u
@@ -101,5 +103,12 @@ typedef struct kiln_ctx_step {
     uint64_t workspace_size;        /* bytes of workspace the step uses (<= graph workspace) */
     uint8_t params[KILN_CPU_PARAMS_SIZE];
 } kiln_ctx_step;                    /* 304 bytes */
+
+/* The signature a binary of size bytes (size >= KILN_CTX_HEADER_SIZE) must carry: what the
+   writer stores and what `kiln inspect` and `kiln verify` recompute. */
+static inline uint64_t kiln_ctx_signature(const void *binary, size_t size)
+{
+    return kiln_hash64((const uint8_t *)binary + KILN_CTX_HEADER_SIZE, size - KILN_CTX_HEADER_SIZE, KILN_CTX_VERSION);
+}
 
 #endif

@@ -16,7 +16,6 @@
 #include "backends/cpu/aot/aot_record.h"
 #include "core/alloc.h"
 #include "core/check.h"
-#include "core/hash.h"
 
 typedef struct layout {
     uint64_t strings_offset, strings_size;
@@ -239,7 +238,7 @@ kiln_status aot_write_binary(const kiln_cpu_aot_spec *spec, const aot_record *re
                          .blocks_offset = l.blocks_offset, .records_offset = l.records_offset,
                          .n_blocks = (uint32_t)pool->n_blocks, .n_records = (uint32_t)n_records};
     memcpy(h.magic, KILN_CTX_MAGIC, sizeof h.magic);
-    h.signature = kiln_hash64(file + KILN_CTX_HEADER_SIZE, (size_t)l.size - KILN_CTX_HEADER_SIZE, KILN_CTX_VERSION);
+    h.signature = kiln_ctx_signature(file, (size_t)l.size);
     memcpy(file, &h, sizeof h);
     *out = file;
     *out_size = (size_t)l.size;
