@@ -170,9 +170,10 @@ static int report_outputs(shard_run *r)
         if (r->opt->outputs_dir) {
             char path[4096];
             snprintf(path, sizeof path, "%s/output_%zu.npy", r->opt->outputs_dir, j);
-            kiln_status st = kiln_npy_write(path, &t);
+            char why[1024] = "";
+            kiln_status st = kiln_npy_write_io(NULL, path, &t, why, sizeof why);
             if (st != KILN_OK) {
-                cli_error("cannot write '%s': %s", path, kiln_status_str(st));
+                cli_error("%s", why[0] ? why : kiln_status_str(st));
                 return cli_exit_status(st);
             }
         }
