@@ -206,16 +206,17 @@ static kiln_status write_files(shard_job *j)
     kiln_buf_init(&manifest, j->a);
     kiln_status st = manifest_text(j, &manifest);
     size_t written = 0;
+    char why[768] = ""; /* the writer's line, which names the file and the reason */
     while (st == KILN_OK && written < j->n_shards) {
         kiln_file_piece program = {j->programs[written], j->sizes[written]};
-        st = kiln_file_write_atomic(NULL, j->a, j->paths[written], &program, 1, j->message, j->message_size);
-        if (st != KILN_OK) fail(j, st, "cannot write shard program '%s'", j->paths[written]);
+        st = kiln_file_write_atomic(NULL, j->a, j->paths[written], &program, 1, why, sizeof why);
+        if (st != KILN_OK) fail(j, st, "cannot write shard program %zu: %s", written, why);
         else written++;
     }
     if (st == KILN_OK) {
         kiln_file_piece text = {manifest.data, manifest.size};
-        st = kiln_file_write_atomic(NULL, j->a, j->manifest_path, &text, 1, j->message, j->message_size);
-        if (st != KILN_OK) fail(j, st, "cannot write the manifest '%s'", j->manifest_path);
+        st = kiln_file_write_atomic(NULL, j->a, j->manifest_path, &text, 1, why, sizeof why);
+        if (st != KILN_OK) fail(j, st, "cannot write the manifest: %s", why);
     }
     if (st != KILN_OK)
         for (size_t i = 0; i < written; i++) remove(j->paths[i]); /* the ones this call completed */
