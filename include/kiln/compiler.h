@@ -62,8 +62,12 @@ typedef struct kiln_compile_options {
                                                conv weights in bf16, target x86-64-v4-bf16 only,
                                                docs/targets.md): none (f32), one for
                                                every target, or exactly one per target in target
-                                               order; any other count, an unknown name or one a
-                                               target cannot execute: KILN_ERROR_COMPILE_SPEC */
+                                               order (records of one binary may differ); any other
+                                               count, an unknown name or one a target cannot
+                                               execute: KILN_ERROR_COMPILE_SPEC. Without targets,
+                                               "bf16" selects this machine's best target that
+                                               executes it, and is KILN_ERROR_COMPILE_SPEC on a
+                                               machine that runs none */
     size_t n_precisions;
     int weight_sharing;                     /* nonzero: partition i of every method is compiled into
                                                ONE context binary with a graph per method (named

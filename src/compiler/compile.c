@@ -62,7 +62,7 @@ static kiln_status delegate_methods(const kiln_compile_spec *cs, const kiln_comp
                                     kiln_ir_graph *graphs)
 {
     if (!cs->delegate) return KILN_OK;
-    kiln_cpu_aot_spec spec = {.targets = cs->targets, .n_targets = cs->n_targets, .precision = cs->precision,
+    kiln_cpu_aot_spec spec = {.targets = cs->targets, .n_targets = cs->n_targets, .record_precisions = cs->precisions,
                               .flags = cs->flags};
     if (cs->weight_sharing) return kiln_ir_delegate_cpu_shared(graphs, methods, n, &spec);
     for (size_t i = 0; i < n; i++) KILN_TRY(kiln_ir_delegate_cpu(&graphs[i], methods[i].name, &spec));
