@@ -247,7 +247,8 @@ static int execute_and_report(run_args *r, kiln_method *method)
             char why[1024] = "";
             st = kiln_npy_write_io(NULL, path, &out, why, sizeof why);
             if (st != KILN_OK) {
-                cli_error("%s", why[0] ? why : kiln_status_str(st));
+                if (why[0]) cli_error("%s", why);
+                else cli_error("cannot write '%s': %s", path, kiln_status_str(st));
                 rc = cli_exit_status(st);
             }
         }

@@ -173,7 +173,8 @@ static int report_outputs(shard_run *r)
             char why[1024] = "";
             kiln_status st = kiln_npy_write_io(NULL, path, &t, why, sizeof why);
             if (st != KILN_OK) {
-                cli_error("%s", why[0] ? why : kiln_status_str(st));
+                if (why[0]) cli_error("%s", why);
+                else cli_error("cannot write '%s': %s", path, kiln_status_str(st));
                 return cli_exit_status(st);
             }
         }
