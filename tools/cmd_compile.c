@@ -1,4 +1,6 @@
-/* cmd_compile.c — `kiln compile`: ONNX models -> a .kiln program. */
+/* cmd_compile.c — `kiln compile`: ONNX models -> a .kiln program (or shard programs and their
+ * manifest). Layer: tools. Options become a kiln_compile_options; the compiler checks the spec,
+ * refuses an output that is one of the models, and writes atomically (include/kiln/compiler.h). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,7 +20,9 @@ static void usage(FILE *f)
             "'forward'; --method adds named methods (e.g. prefill and decode) to one program.\n"
             "\n"
             "options:\n"
-            "  -o, --output FILE           program to write (required); written atomically\n"
+            "  -o, --output FILE           program to write (required); written atomically, through\n"
+            "                              a symbolic link; never over a device, FIFO, directory\n"
+            "                              or one of the models (docs/cli.md)\n"
             "  --method NAME=MODEL.onnx    add a method (repeatable)\n"
             "  --input-shape NAME=D0,D1,.. static shape for a model input, needed for symbolic\n"
             "                              dimensions such as a dynamic batch (repeatable)\n"
@@ -30,7 +34,9 @@ static void usage(FILE *f)
             "  --precision P               compute precision of the cpu delegates: f32 (the default)\n"
             "                              or bf16 (MatMul/Gemm/Conv weights stored as bf16; target\n"
             "                              x86-64-v4-bf16 only); once for all targets, or once per\n"
-            "                              --target in the same order\n"
+            "                              --target in the same order (records may differ: bf16 for\n"
+            "                              x86-64-v4-bf16, f32 for the others); bf16 without --target\n"
+            "                              picks this machine's best bf16 target, if it has one\n"
             "  --weight-sharing            with several --method: compile partition i of every method\n"
             "                              into one context binary (a graph per method, one copy of\n"
             "                              the weights); the methods must partition alike\n"

@@ -1,6 +1,7 @@
 /* cmd_run.c — `kiln run`: load a program (or compile an .onnx in memory), feed inputs, write
  * outputs, report timing. Layer: tools. Output lines are printed by run_print.c; names from the
  * program are printed escaped. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "cli.h"
 #include "core/alloc.h"
+#include "core/file_write.h"
 #include "io/npy.h"
 #include "run_shards.h"
 
@@ -228,10 +230,12 @@ static int execute_and_report(run_args *r, kiln_method *method)
         if (r->outputs_dir) {
             char path[4096];
             snprintf(path, sizeof path, "%s/output_%zu.npy", r->outputs_dir, i);
-            st = kiln_npy_write(path, &out);
+            char why[1024] = "";
+            st = kiln_npy_write_io(NULL, path, &out, why, sizeof why);
             if (st != KILN_OK) {
                 char shown[KILN_ESCAPED_NAME_SIZE];
-                cli_error("cannot write '%s': %s", cli_esc(shown, path), kiln_status_str(st));
+                if (why[0]) cli_error("%s", cli_esc(shown, why));
+                else cli_error("cannot write '%s': %s", cli_esc(shown, path), kiln_status_str(st));
                 rc = cli_exit_status(st);
             }
         }
@@ -245,11 +249,51 @@ static int execute_and_report(run_args *r, kiln_method *method)
     return rc;
 }
 
+/* Issue 12 item 2: an output_<i>.npy of --outputs that is one of the input files (the program,
+   an --input FILE, an input_<k> of --inputs; same device and inode, after links) would be
+   replaced by the output: refused before anything runs. */
+static bool output_is_input(const run_args *r, const char *out)
+{
+    if (kiln_file_same(out, r->program)) return true;
+    for (size_t k = 0; k < r->n_input_specs; k++) {
+        const char *eq = strchr(r->input_specs[k], '=');
+        if (kiln_file_same(out, eq ? eq + 1 : r->input_specs[k])) return true;
+    }
+    for (size_t k = 0; r->inputs_dir && k < MAX_INPUTS; k++) {
+        char in[4096];
+        snprintf(in, sizeof in, "%s/input_%zu.npy", r->inputs_dir, k);
+        bool same = kiln_file_same(out, in);
+        snprintf(in, sizeof in, "%s/input_%zu.pb", r->inputs_dir, k);
+        if (same || kiln_file_same(out, in)) return true;
+    }
+    return false;
+}
+
+static int check_outputs_spare_inputs(const run_args *r)
+{
+    DIR *d = r->outputs_dir ? opendir(r->outputs_dir) : NULL;
+    if (!d) return 0; /* absent: created later, holds nothing yet */
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
+        size_t i;
+        char tail[8] = "";
+        if (sscanf(e->d_name, "output_%zu.np%7s", &i, tail) != 2 || strcmp(tail, "y") != 0) continue;
+        char out[4096];
+        snprintf(out, sizeof out, "%s/%s", r->outputs_dir, e->d_name);
+        if (!output_is_input(r, out)) continue;
+        cli_error("run: '%s' is one of the input files; --outputs would replace it: choose another directory", out);
+        rc = KILN_EXIT_USAGE;
+    }
+    closedir(d);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args r;
     int rc = parse(argc, argv, &r);
     if (rc) return rc < 0 ? KILN_EXIT_OK : rc;
+    if ((rc = check_outputs_spare_inputs(&r)) != 0) return rc;
     if (r.outputs_dir) {
         struct stat sb;
         if (stat(r.outputs_dir, &sb) != 0 && mkdir(r.outputs_dir, 0777) != 0) {

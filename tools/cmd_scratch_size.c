@@ -5,8 +5,8 @@
  *
  * Layer: tools. Each program is validated by the format reader and each binary by the runtime's
  * metadata query (backends/cpu/rt/ctxbin_describe.h: validation without any executable state),
- * all before anything is written; the group size is then set through the compiler's
- * program_scratch.h and each file replaced atomically. */
+ * all before anything is written; the group size is then set and each file replaced atomically
+ * through the compiler's program_scratch.h (a link is followed to the program it names). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,10 +106,10 @@ static int load_program(program_scratch *p)
 static int write_group(program_scratch *p, uint64_t group)
 {
     if (!p->n_binaries) return 0;
-    kiln_status st = kiln_program_scratch_set_group(p->bytes, p->size, group);
-    if (st == KILN_OK) st = kiln_write_file_atomic(p->path, p->bytes, p->size);
+    char message[1024] = "";
+    kiln_status st = kiln_program_scratch_write(NULL, p->path, p->bytes, p->size, group, message, sizeof message);
     if (st != KILN_OK) {
-        cli_error("cannot record the group size in '%s': %s", p->path, kiln_status_str(st));
+        cli_error("%s", message[0] ? message : kiln_status_str(st));
         return cli_exit_status(st);
     }
     p->group = group;

@@ -164,10 +164,12 @@ static int report_outputs(shard_run *r)
         if (r->opt->outputs_dir) {
             char path[4096];
             snprintf(path, sizeof path, "%s/output_%zu.npy", r->opt->outputs_dir, j);
-            kiln_status st = kiln_npy_write(path, &t);
+            char why[1024] = "";
+            kiln_status st = kiln_npy_write_io(NULL, path, &t, why, sizeof why);
             if (st != KILN_OK) {
                 char shown[KILN_ESCAPED_NAME_SIZE];
-                cli_error("cannot write '%s': %s", cli_esc(shown, path), kiln_status_str(st));
+                if (why[0]) cli_error("%s", cli_esc(shown, why));
+                else cli_error("cannot write '%s': %s", cli_esc(shown, path), kiln_status_str(st));
                 return cli_exit_status(st);
             }
         }

@@ -62,8 +62,12 @@ typedef struct kiln_compile_options {
                                                conv weights in bf16, target x86-64-v4-bf16 only,
                                                docs/targets.md): none (f32), one for
                                                every target, or exactly one per target in target
-                                               order; any other count, an unknown name or one a
-                                               target cannot execute: KILN_ERROR_COMPILE_SPEC */
+                                               order (records of one binary may differ); any other
+                                               count, an unknown name or one a target cannot
+                                               execute: KILN_ERROR_COMPILE_SPEC. Without targets,
+                                               "bf16" selects this machine's best target that
+                                               executes it, and is KILN_ERROR_COMPILE_SPEC on a
+                                               machine that runs none */
     size_t n_precisions;
     int weight_sharing;                     /* nonzero: partition i of every method is compiled into
                                                ONE context binary with a graph per method (named
@@ -79,7 +83,11 @@ typedef struct kiln_compile_options {
 /* Compile the methods into a program written at out_path (atomically: a temporary file, flushed
  * to disk and renamed into place, removed on any failure — out_path keeps its previous content or
  * stays absent; if the removal fails too, the message adds "; also: could not remove temporary
- * file ..." after the original error, whose status is returned). The compile spec is checked
+ * file ..." after the original error, whose status is returned). A symbolic link at out_path is
+ * followed and the file it names replaced; an existing file keeps its mode, a new one gets 0666
+ * minus the umask; a device, FIFO, socket or directory there is KILN_ERROR_IO and nothing is
+ * created; out_path being the same file as a method's model_path (after links) is
+ * KILN_ERROR_INVALID_ARGUMENT, checked before any work. The compile spec is checked
  * before any model is read. Statuses: KILN_ERROR_INVALID_ARGUMENT, KILN_ERROR_IO,
  * KILN_ERROR_MODEL (unreadable or invalid ONNX), KILN_ERROR_UNSUPPORTED_OP,
  * KILN_ERROR_SHAPE_MISMATCH / KILN_ERROR_DTYPE_MISMATCH (inconsistent model),
@@ -88,7 +96,9 @@ KILN_API kiln_status kiln_compile_file(const kiln_compile_options *options, cons
                                        size_t n_methods, const char *out_path, char *message, size_t message_size);
 
 /* As kiln_compile_file, but returns the program bytes in *out_data (allocated from the options'
- * allocator, 64-byte aligned; free with that allocator) and their size in *out_size. */
+ * allocator, 64-byte aligned; free with that allocator) and their size in *out_size. Both
+ * record the largest scratch need of the program's `cpu` context binaries as the scratch-group
+ * size of each (docs/format.md), so the contexts of one module share one scratch buffer. */
 KILN_API kiln_status kiln_compile_memory(const kiln_compile_options *options, const kiln_compile_method *methods,
                                          size_t n_methods, void **out_data, size_t *out_size, char *message,
                                          size_t message_size);
@@ -101,8 +111,9 @@ KILN_API kiln_status kiln_compile_memory(const kiln_compile_options *options, co
  * whole model) as method->name into "<manifest_path minus its extension>-shard<i>.kiln", then
  * the largest scratch need of all shards is recorded as the scratch-group size of every shard's
  * context binaries, and manifest_path receives the text manifest that connects them (format in
- * docs/cli.md; `kiln run MANIFEST` runs it). All files are written atomically and only after
- * every shard compiled; on failure none is left behind. Statuses: those of kiln_compile_file;
+ * docs/cli.md; `kiln run MANIFEST` runs it). All files are written atomically, as by
+ * kiln_compile_file, and only after every shard compiled; on failure none is left behind; a
+ * shard path or manifest_path that is the model file is KILN_ERROR_INVALID_ARGUMENT. Statuses: those of kiln_compile_file;
  * KILN_ERROR_COMPILE_SPEC when n_shards is 0, above 1024, or more than the model can be cut into. */
 KILN_API kiln_status kiln_compile_shards(const kiln_compile_options *options, const kiln_compile_method *method,
                                          size_t n_shards, const char *manifest_path, char *message,

@@ -2,8 +2,9 @@
  *
  * Layer: compiler. The checks run in a fixed order, so a spec with several problems always
  * reports the same one first: the shape of the target list, contradictions with no_delegate,
- * each target name, then the precisions (their count, each name, whether every target executes
- * it). Messages say what is wrong and what to do, in the words of both the API field and the
+ * the default target (when none is named: the best one the machine runs that executes the
+ * precision asked for), each target name, then the precisions (their count, each name, whether
+ * its target executes it). Messages say what is wrong and what to do, in the words of both the API field and the
  * command-line flag, since both reach this code.
  */
 #include "compiler/compile_spec.h"
@@ -14,6 +15,8 @@
 
 #include "backends/cpu/cpu_format.h"
 #include "backends/cpu/targets.h"
+#include "core/check.h"
+#include "core/cpu_features.h"
 
 /* Which targets execute each precision. NULL `targets`: every target does. */
 typedef struct precision_info {
@@ -85,9 +88,37 @@ static void supporters(const precision_info *p, char *buf, size_t size)
     if (!buf[0]) snprintf(buf, size, "none yet");
 }
 
-/* The target list in normal form: the list, the scalar as a list of one, or the best target. */
-static kiln_status normalise_targets(const kiln_compile_options *opt, kiln_compile_spec *spec, char *message,
-                                     size_t size)
+/* No target named: the highest-ranked target a machine with cpu_features runs that executes the
+   one precision asked for (f32 when none or several are given: several then fail their count
+   against this one target; an unknown name fails later, by name). The first of equal rank wins,
+   so f32 keeps choosing x86-64-v4 over x86-64-v4-bf16, which ranks with it. */
+static kiln_status default_target(const kiln_compile_options *opt, uint64_t cpu_features, kiln_compile_spec *spec,
+                                  char *message, size_t size)
+{
+    const precision_info *p = opt->n_precisions == 1 && opt->precisions ? find_precision(opt->precisions[0]) : NULL;
+    if (!p) p = &precision_table[0];
+    const kiln_cpu_target *best = NULL;
+    for (size_t k = 0; k < kiln_cpu_target_count(); k++) {
+        const kiln_cpu_target *t = kiln_cpu_target_at(k);
+        bool runs = (cpu_features & t->features) == t->features;
+        if (runs && executes(p, t->name) && (!best || t->rank > best->rank)) best = t;
+    }
+    if (!best) {
+        char who[256];
+        supporters(p, who, sizeof who);
+        return reject(KILN_ERROR_COMPILE_SPEC, message, size,
+                      "precision %s without a target needs one that executes it (%s) and that this machine runs, "
+                      "and this machine runs none; name the target to compile for another machine (--target %s "
+                      "--precision %s) or leave the precision out", p->name, who, p->targets ? p->targets[0] : "generic",
+                      p->name);
+    }
+    spec->single[0] = best->name;
+    return KILN_OK;
+}
+
+/* The target list in normal form: the list, the scalar as a list of one, or the default target. */
+static kiln_status normalise_targets(const kiln_compile_options *opt, uint64_t cpu_features, kiln_compile_spec *spec,
+                                     char *message, size_t size)
 {
     if (opt->n_targets && !opt->targets)
         return reject(KILN_ERROR_INVALID_ARGUMENT, message, size,
@@ -106,7 +137,8 @@ static kiln_status normalise_targets(const kiln_compile_options *opt, kiln_compi
         spec->n_targets = opt->n_targets;
         return KILN_OK;
     }
-    spec->single[0] = opt->target ? opt->target : kiln_cpu_target_best()->name;
+    if (opt->target) spec->single[0] = opt->target;
+    else KILN_TRY(default_target(opt, cpu_features, spec, message, size));
     spec->targets = spec->single;
     spec->n_targets = 1;
     return KILN_OK;
@@ -142,14 +174,18 @@ static kiln_status check_target_names(const kiln_compile_spec *spec, char *messa
                 return reject(KILN_ERROR_COMPILE_SPEC, message, size,
                               "target '%s' is listed twice; give each target once", name);
     }
+    /* Known and distinct, so at most kiln_cpu_target_count() of them: this cannot fail. */
+    if (spec->n_targets > KILN_COMPILE_SPEC_MAX_TARGETS)
+        return reject(KILN_ERROR_COMPILE_SPEC, message, size, "more than %d targets", KILN_COMPILE_SPEC_MAX_TARGETS);
     return KILN_OK;
 }
 
-/* The precision of target i: none given is f32, one applies to all, else one per target. */
+/* The precision of target i: none given is f32, one applies to all, else one per target in
+   order. Records of one binary may differ: each is lowered at its own precision. */
 static kiln_status check_precisions(const kiln_compile_options *opt, kiln_compile_spec *spec, char *message,
                                     size_t size)
 {
-    spec->precision = KILN_CTX_PRECISION_F32;
+    for (size_t i = 0; i < spec->n_targets; i++) spec->precisions[i] = KILN_CTX_PRECISION_F32;
     size_t n = opt->n_precisions;
     if (n && !opt->precisions)
         return reject(KILN_ERROR_INVALID_ARGUMENT, message, size,
@@ -159,7 +195,6 @@ static kiln_status check_precisions(const kiln_compile_options *opt, kiln_compil
         return reject(KILN_ERROR_COMPILE_SPEC, message, size,
                       "%zu precisions for %zu target%s; give one precision for all targets or exactly one per "
                       "target, in target order", n, spec->n_targets, spec->n_targets == 1 ? "" : "s");
-    const precision_info *first = NULL;
     for (size_t i = 0; i < spec->n_targets; i++) {
         const char *name = opt->precisions[n == 1 ? 0 : i];
         const precision_info *p = find_precision(name);
@@ -173,27 +208,27 @@ static kiln_status check_precisions(const kiln_compile_options *opt, kiln_compil
                           "target '%s' cannot execute precision %s (targets supporting %s: %s); use f32 "
                           "(--precision f32) or leave the precision out", spec->targets[i], p->name, p->name, who);
         }
-        if (first && p != first)
-            return reject(KILN_ERROR_COMPILE_SPEC, message, size,
-                          "targets '%s' and '%s' ask for different precisions (%s, %s) but a context binary "
-                          "holds one; compile them into separate programs", spec->targets[0], spec->targets[i],
-                          first->name, p->name);
-        first = p;
+        spec->precisions[i] = p->id;
     }
-    spec->precision = first->id;
     return KILN_OK;
 }
 
 kiln_status kiln_compile_spec_make(const kiln_compile_options *opt, kiln_compile_spec *spec, char *message,
                                    size_t message_size)
 {
+    return kiln_compile_spec_make_for(opt, kiln_cpu_features(), spec, message, message_size);
+}
+
+kiln_status kiln_compile_spec_make_for(const kiln_compile_options *opt, uint64_t cpu_features, kiln_compile_spec *spec,
+                                       char *message, size_t message_size)
+{
     memset(spec, 0, sizeof *spec);
     spec->delegate = !opt->no_delegate;
     if (opt->no_delegate) {
-        if (opt->n_targets && !opt->targets) return normalise_targets(opt, spec, message, message_size);
+        if (opt->n_targets && !opt->targets) return normalise_targets(opt, cpu_features, spec, message, message_size);
         return check_no_delegate(opt, message, message_size);
     }
-    kiln_status st = normalise_targets(opt, spec, message, message_size);
+    kiln_status st = normalise_targets(opt, cpu_features, spec, message, message_size);
     if (st == KILN_OK) st = check_target_names(spec, message, message_size);
     if (st == KILN_OK) st = check_precisions(opt, spec, message, message_size);
     if (st != KILN_OK) return st;

@@ -1,5 +1,5 @@
 /* program_scratch.c — scratch facts and group sizes of a program's cpu context binaries, and
- * the atomic file write (see program_scratch.h).
+ * writing a program so changed (see program_scratch.h).
  *
  * Layer: compiler. The program is validated by the format reader before any reference is
  * followed; each context binary is read and patched through the cpu writer's own helpers
@@ -10,34 +10,34 @@
 #include "compiler/program_scratch.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "backends/cpu/aot/ctxbin_group.h"
-#include "core/alloc.h"
 #include "core/check.h"
 #include "core/hash.h"
 #include "format/program_reader.h"
 
 typedef kiln_status (*segment_fn)(void *arg, const kiln_program_view *v, uint32_t segment);
 
-/* Call fn once for every distinct segment that a `cpu` DELEGATE instruction names. */
+static bool is_cpu_delegate(const kiln_program_view *v, const kiln_fmt_instr *in)
+{
+    return in->kind == KILN_INSTR_DELEGATE && strcmp(kiln_view_string(v, in->op), "cpu") == 0;
+}
+
+/* Call fn once for every distinct segment that a `cpu` DELEGATE instruction names. An earlier
+   instruction naming the same segment is looked for rather than remembered: delegate calls are
+   few (tens), and a search needs no allocation. */
 static kiln_status for_each_cpu_segment(const kiln_program_view *v, segment_fn fn, void *arg)
 {
-    bool *seen = kiln_alloc_zero(kiln_allocator_default(), (size_t)v->n_segments + 1, 1);
-    KILN_CHECK(seen, KILN_ERROR_OUT_OF_MEMORY);
-    kiln_status st = KILN_OK;
-    for (uint64_t k = 0; k < v->n_instrs && st == KILN_OK; k++) {
+    for (uint64_t k = 0; k < v->n_instrs; k++) {
         const kiln_fmt_instr *in = &v->instrs[k];
-        if (in->kind != KILN_INSTR_DELEGATE || strcmp(kiln_view_string(v, in->op), "cpu") != 0) continue;
-        if (seen[in->segment]) continue;
-        seen[in->segment] = true;
-        st = fn(arg, v, in->segment);
+        if (!is_cpu_delegate(v, in)) continue;
+        bool seen = false;
+        for (uint64_t j = 0; j < k && !seen; j++)
+            seen = is_cpu_delegate(v, &v->instrs[j]) && v->instrs[j].segment == in->segment;
+        if (!seen) KILN_TRY(fn(arg, v, in->segment));
     }
-    kiln_free(kiln_allocator_default(), seen);
-    return st;
+    return KILN_OK;
 }
 
 static kiln_status segment_info(const kiln_program_view *v, uint32_t segment, uint64_t *need, uint64_t *group)
@@ -99,26 +99,16 @@ kiln_status kiln_program_scratch_set_group(void *data, size_t size, uint64_t gro
     return for_each_cpu_segment(&v, patch_segment, &p);
 }
 
-kiln_status kiln_write_file_atomic(const char *path, const void *data, size_t size)
+kiln_status kiln_program_scratch_write(const kiln_file_io *io, const char *path, void *data, size_t size,
+                                       uint64_t group_size, char *message, size_t message_size)
 {
-    KILN_CHECK(path && (data || size == 0), KILN_ERROR_INVALID_ARGUMENT);
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    KILN_CHECK(tmp, KILN_ERROR_OUT_OF_MEMORY);
-    snprintf(tmp, n, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(tmp);
-        return KILN_ERROR_IO;
+    kiln_status st = kiln_program_scratch_set_group(data, size, group_size);
+    if (st != KILN_OK) {
+        if (message && message_size && !message[0])
+            snprintf(message, message_size, "cannot record the group size %llu in '%s': %s",
+                     (unsigned long long)group_size, path ? path : "", kiln_status_str(st));
+        return st;
     }
-    (void)fchmod(fd, 0644); /* mkstemp creates 0600; programs and manifests are meant to be shared */
-    FILE *f = fdopen(fd, "wb");
-    bool ok = f != NULL;
-    if (!f) close(fd);
-    if (ok) ok = size == 0 || fwrite(data, 1, size, f) == size;
-    if (f) ok = (fclose(f) == 0) && ok;
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok) remove(tmp);
-    free(tmp);
-    return ok ? KILN_OK : KILN_ERROR_IO;
+    kiln_file_piece piece = {data, size};
+    return kiln_file_write_atomic(io, NULL, path, &piece, 1, message, message_size);
 }

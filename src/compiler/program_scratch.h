@@ -1,6 +1,7 @@
 /* program_scratch.h — scratch sizing across compiled programs: the largest scratch need of a
- * program's `cpu` context binaries, recording a scratch-group size in all of them, and the
- * atomic file write both `kiln scratch-size --write` and `kiln compile --shards` use.
+ * program's `cpu` context binaries, recording a scratch-group size in all of them (what
+ * `kiln compile` does within one program, `kiln compile --shards` across its shards and
+ * `kiln scratch-size --write` across any programs), and writing a program so changed.
  *
  * Layer: compiler (internal; also used by tools/). A program's context binaries are the
  * payload segments of its DELEGATE instructions naming the `cpu` backend. Setting the group
@@ -16,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/file_write.h"
 #include "kiln/kiln.h"
 
 typedef struct kiln_program_scratch {
@@ -34,8 +36,11 @@ kiln_status kiln_program_scratch_query(const void *data, size_t size, kiln_progr
  * KILN_ERROR_INVALID_ARGUMENT when 0 < group_size < a binary's need, plus the query's errors. */
 kiln_status kiln_program_scratch_set_group(void *data, size_t size, uint64_t group_size);
 
-/* Write size bytes to path atomically: a temporary file next to it (mode 0644) renamed into
- * place, removed on any failure. KILN_ERROR_IO, KILN_ERROR_OUT_OF_MEMORY. */
-kiln_status kiln_write_file_atomic(const char *path, const void *data, size_t size);
+/* `kiln scratch-size --write` for one program: kiln_program_scratch_set_group on data (changed in
+ * place), then data written to path with kiln_file_write_atomic through io (NULL: the real file
+ * operations; tests inject failures through it). Its statuses, and the set_group ones; message
+ * (may be NULL) gets one line naming path. */
+kiln_status kiln_program_scratch_write(const kiln_file_io *io, const char *path, void *data, size_t size,
+                                       uint64_t group_size, char *message, size_t message_size);
 
 #endif

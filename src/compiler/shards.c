@@ -7,7 +7,8 @@
  * exactly as to a whole model. Afterwards the largest scratch need over all shards' context
  * binaries is recorded as the group size in each (program_scratch.h), so their contexts join
  * one scratch group of that size. Files are written only once every shard compiled: each shard
- * atomically, then the manifest; a failure removes whatever this call had already written.
+ * atomically, then the manifest; a failure removes whatever this call had already written. No
+ * output may be the model itself (checked before any work, output_file.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "compiler/onnx/onnx_import.h"
 #include "compiler/onnx/onnx_tensor.h"
+#include "compiler/output_file.h"
 #include "compiler/program_scratch.h"
 #include "compiler/shard_plan.h"
 #include "core/alloc.h"
@@ -204,14 +206,17 @@ static kiln_status write_files(shard_job *j)
     kiln_buf_init(&manifest, j->a);
     kiln_status st = manifest_text(j, &manifest);
     size_t written = 0;
+    char why[768] = ""; /* the writer's line, which names the file and the reason */
     while (st == KILN_OK && written < j->n_shards) {
-        st = kiln_write_file_atomic(j->paths[written], j->programs[written], j->sizes[written]);
-        if (st != KILN_OK) fail(j, st, "cannot write shard program '%s'", j->paths[written]);
+        kiln_file_piece program = {j->programs[written], j->sizes[written]};
+        st = kiln_file_write_atomic(NULL, j->a, j->paths[written], &program, 1, why, sizeof why);
+        if (st != KILN_OK) fail(j, st, "cannot write shard program %zu: %s", written, why);
         else written++;
     }
     if (st == KILN_OK) {
-        st = kiln_write_file_atomic(j->manifest_path, manifest.data, manifest.size);
-        if (st != KILN_OK) fail(j, st, "cannot write the manifest '%s'", j->manifest_path);
+        kiln_file_piece text = {manifest.data, manifest.size};
+        st = kiln_file_write_atomic(NULL, j->a, j->manifest_path, &text, 1, why, sizeof why);
+        if (st != KILN_OK) fail(j, st, "cannot write the manifest: %s", why);
     }
     if (st != KILN_OK)
         for (size_t i = 0; i < written; i++) remove(j->paths[i]); /* the ones this call completed */
@@ -258,7 +263,12 @@ kiln_status kiln_compile_shards(const kiln_compile_options *options, const kiln_
                    .message = message, .message_size = message_size};
     KILN_TRY(check_args(&j));
     j.a = options->allocator ? options->allocator : kiln_allocator_default();
-    kiln_status st = load_model(&j);
+    /* Every output is named before any work, so one that is the model itself is refused first. */
+    kiln_status st = shard_paths(&j);
+    for (size_t i = 0; st == KILN_OK && i < n_shards; i++)
+        st = kiln_compile_check_output(method, 1, j.paths[i], message, message_size);
+    if (st == KILN_OK) st = kiln_compile_check_output(method, 1, manifest_path, message, message_size);
+    if (st == KILN_OK) st = load_model(&j);
     if (st == KILN_OK) st = kiln_shard_plan_make(&j.g, n_shards, &j.plan);
     if (st == KILN_OK) {
         j.programs = kiln_alloc_zero(j.a, n_shards * sizeof *j.programs, _Alignof(void *));
@@ -267,7 +277,6 @@ kiln_status kiln_compile_shards(const kiln_compile_options *options, const kiln_
     }
     for (size_t i = 0; st == KILN_OK && i < n_shards; i++) st = compile_shard(&j, i);
     if (st == KILN_OK) st = size_group(&j);
-    if (st == KILN_OK) st = shard_paths(&j);
     if (st == KILN_OK) st = write_files(&j);
     release(&j);
     if (st != KILN_OK && message && message_size && !message[0])

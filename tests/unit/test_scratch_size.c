@@ -20,7 +20,9 @@
 #include "core/cpu_features.h"
 #include "compiler/program_scratch.h"
 #include "format/program_reader.h"
+#include "kiln/compiler.h"
 #include "test_cpu_support.h"
+#include "two_partition_model.h"
 
 static uint64_t scratch_of(int64_t n) { return tb_align64((size_t)n * 4); }
 
@@ -236,6 +238,54 @@ static void test_group_too_small(void)
     free(b.data);
 }
 
+/* ---- compile: one scratch group per program (issue 12 item 20) ------------------------------- */
+
+/* Groups and bytes the module of the program at data adds once its method is loaded. */
+static void load_and_count(void *data, size_t size, uint64_t *groups, uint64_t *bytes)
+{
+    kiln_program *p = NULL;
+    EXPECT_OK(kiln_program_open_memory(data, size, &p));
+    kiln_runtime_stats s0 = stats_now();
+    kiln_module *mod = p ? module_with(p, NULL, NULL) : NULL;
+    kiln_method *m = mod ? cpu_method_load(mod, "forward") : NULL;
+    kiln_runtime_stats s1 = stats_now();
+    *groups = s1.live_scratch_groups - s0.live_scratch_groups;
+    *bytes = s1.scratch_bytes_reserved - s0.scratch_bytes_reserved;
+    EXPECT(m != NULL);
+    kiln_module_destroy(mod);
+    kiln_program_close(p);
+}
+
+static void test_compile_one_group(void)
+{
+    printf("checking: compile records the program's largest need, its module holds one scratch group\n");
+    uint8_t *model;
+    size_t model_size;
+    two_partition_model(8, &model, &model_size);
+    kiln_compile_options opt = {.struct_size = sizeof opt};
+    kiln_compile_method method = {"forward", NULL, model, model_size};
+    void *data = NULL;
+    size_t size = 0;
+    char message[512] = "";
+    EXPECT_OK(kiln_compile_memory(&opt, &method, 1, &data, &size, message, sizeof message));
+    kiln_program_scratch q;
+    EXPECT_OK(kiln_program_scratch_query(data, size, &q));
+    EXPECT(q.n_binaries == 2 && q.need > 0 && q.group == q.need && !q.groups_differ);
+    uint64_t groups = 0, bytes = 0;
+    load_and_count(data, size, &groups, &bytes);
+    if (groups != 1 || bytes != q.need) {
+        fprintf(stderr, "compiled program: %llu scratch groups, %llu bytes, wanted 1 of %llu bytes\n",
+                (unsigned long long)groups, (unsigned long long)bytes, (unsigned long long)q.need);
+        test_failures++;
+    }
+    /* The partitions' needs differ: without the recorded size each would get a group of its own. */
+    EXPECT_OK(kiln_program_scratch_set_group(data, size, 0));
+    load_and_count(data, size, &groups, &bytes);
+    EXPECT(groups == 2 && bytes > q.need);
+    kiln_free(kiln_allocator_default(), data);
+    free(model);
+}
+
 int main(void)
 {
     test_describe();
@@ -243,5 +293,6 @@ int main(void)
     test_program_group();
     test_program_no_group();
     test_group_too_small();
+    test_compile_one_group();
     return test_report("test_scratch_size");
 }

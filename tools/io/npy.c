@@ -1,7 +1,8 @@
 /* npy.c — NumPy .npy reader and writer (npy.h states the supported subset).
  *
  * Layer: tools. Depends on kiln.h, src/core (allocation, overflow-safe arithmetic, opening
- * regular files only, escaping untrusted text) and POSIX file I/O (pread, fsync, rename).
+ * regular files only, escaping untrusted text, the atomic writer of core/file_write.h) and POSIX
+ * file I/O (pread).
  *
  * The file (NumPy format versions 1.0, 2.0, 3.0; 3.0 only changes the header text to UTF-8):
  *
@@ -27,12 +28,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/check.h"
 #include "core/file_open.h"
+#include "core/file_write.h"
 #include "core/text_escape.h"
 
 #define NPY_MAGIC "\x93NUMPY"
@@ -531,43 +532,8 @@ static size_t format_header(const kiln_tensor *t, const npy_dtype_entry *e,
     return total;
 }
 
-/* Creates PATH.tmp-XXXXXX exclusively. Like mkstemp, but with mode 0666 so the umask decides the
-   final file's permissions as for a plain open(); mkstemp's 0600 would make every output
-   private. Returns the descriptor, or -1 with the name left in temp. */
-static int create_temp(const char *path, size_t path_len, char *temp)
-{
-    static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t state = (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 30) ^
-                     ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)temp;
-    memcpy(temp, path, path_len);
-    memcpy(temp + path_len, ".tmp-", 5);
-    temp[path_len + 11] = '\0';
-    for (int attempt = 0; attempt < 100; attempt++) {
-        state = state * 6364136223846793005u + 1442695040888963407u;
-        uint64_t bits = state >> 16;
-        for (size_t i = 0; i < 6; i++, bits /= 62) temp[path_len + 5 + i] = letters[bits % 62];
-        int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0 || errno != EEXIST) return fd;
-    }
-    return -1;
-}
-
-static kiln_status write_all(int fd, const void *buf, size_t n)
-{
-    const unsigned char *p = buf;
-    while (n > 0) {
-        ssize_t put = write(fd, p, n < NPY_IO_CHUNK ? n : NPY_IO_CHUNK);
-        if (put < 0 && errno == EINTR) continue;
-        KILN_CHECK(put > 0, KILN_ERROR_IO);
-        p += put;
-        n -= (size_t)put;
-    }
-    return KILN_OK;
-}
-
-kiln_status kiln_npy_write(const char *path, const kiln_tensor *t)
+kiln_status kiln_npy_write_io(const struct kiln_file_io *io, const char *path, const kiln_tensor *t, char *message,
+                              size_t message_size)
 {
     KILN_CHECK(path && t && t->rank <= KILN_MAX_RANK, KILN_ERROR_INVALID_ARGUMENT);
     const npy_dtype_entry *e = entry_for_dtype(t->dtype);
@@ -579,22 +545,11 @@ kiln_status kiln_npy_write(const char *path, const kiln_tensor *t)
     KILN_CHECK(t->data || n == 0, KILN_ERROR_INVALID_ARGUMENT);
 
     char header[NPY_WRITE_HEADER_MAX];
-    size_t header_size = format_header(t, e, header);
-    const kiln_allocator *a = kiln_allocator_default();
-    size_t path_len = strlen(path);
-    char *temp = kiln_alloc(a, path_len + sizeof ".tmp-XXXXXX", 1);
-    KILN_CHECK(temp, KILN_ERROR_OUT_OF_MEMORY);
+    kiln_file_piece pieces[2] = {{header, format_header(t, e, header)}, {t->data, n}};
+    return kiln_file_write_atomic(io, NULL, path, pieces, 2, message, message_size);
+}
 
-    int fd = create_temp(path, path_len, temp);
-    kiln_status st = fd >= 0 ? KILN_OK : KILN_ERROR_IO;
-    if (fd >= 0) {
-        st = write_all(fd, header, header_size);
-        if (st == KILN_OK) st = write_all(fd, t->data, n);
-        if (st == KILN_OK && fsync(fd) != 0) st = KILN_ERROR_IO;
-        if (close(fd) != 0 && st == KILN_OK) st = KILN_ERROR_IO;
-        if (st == KILN_OK && rename(temp, path) != 0) st = KILN_ERROR_IO;
-        if (st != KILN_OK) unlink(temp);
-    }
-    kiln_free(a, temp);
-    return st;
+kiln_status kiln_npy_write(const char *path, const kiln_tensor *t)
+{
+    return kiln_npy_write_io(NULL, path, t, NULL, 0);
 }

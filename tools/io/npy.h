@@ -18,6 +18,8 @@
 
 #include "kiln/kiln.h"
 
+struct kiln_file_io; /* src/core/file_write.h; only kiln_npy_write_io needs it */
+
 /* Reads the .npy file at path into *out. out->data is allocated from a (NULL selects
  * kiln_allocator_default()) with 64-byte alignment and belongs to the caller, who releases it with
  * kiln_free(a, out->data). Boolean elements are normalised to 0/1. Only a regular file is read:
@@ -47,15 +49,24 @@ kiln_status kiln_npy_read_memory(const void *bytes, size_t size, const kiln_allo
 /* Enough room for any message of the readers. */
 #define KILN_NPY_MESSAGE_SIZE 256
 
-/* Writes t as a version 1.0 .npy file at path. The bytes go to "PATH.tmp-XXXXXX" in the same
+/* Writes t as a version 1.0 .npy file at path, through kiln_file_write_atomic (core/file_write.h):
+ * a link at path is followed, a destination that is not a regular file (device, FIFO, directory)
+ * is refused before anything is created, and the bytes go to "PATH.tmp-XXXXXX" in the same
  * directory, are flushed to disk and then renamed over path, so readers never see a partial file;
- * on any failure the temporary file is removed and path is untouched.
+ * on any failure the temporary file is removed and path is untouched. An existing file keeps its
+ * mode; a new one gets 0666 minus the umask.
  * Returns KILN_OK or
  *   KILN_ERROR_INVALID_ARGUMENT  path or t is NULL, rank > KILN_MAX_RANK, a negative dimension,
  *                                an element count that overflows, or data NULL with elements;
  *   KILN_ERROR_NOT_SUPPORTED     a dtype NumPy has no equivalent for (BF16);
- *   KILN_ERROR_IO                creating, writing, syncing or renaming failed;
+ *   KILN_ERROR_IO                not a regular file, or creating, writing, syncing or renaming
+ *                                failed;
  *   KILN_ERROR_OUT_OF_MEMORY. */
 kiln_status kiln_npy_write(const char *path, const kiln_tensor *t);
+
+/* kiln_npy_write with the file operations given (NULL: the real ones; tests inject failures
+ * through it) and, for the file errors, one line naming path in message (may be NULL). */
+kiln_status kiln_npy_write_io(const struct kiln_file_io *io, const char *path, const kiln_tensor *t, char *message,
+                              size_t message_size);
 
 #endif /* KILN_TOOLS_IO_NPY_H */

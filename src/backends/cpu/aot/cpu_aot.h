@@ -43,7 +43,10 @@ typedef struct kiln_cpu_aot_graph {
 typedef struct kiln_cpu_aot_spec {
     const char *const *targets;     /* target names (validated by the caller), one record each */
     size_t n_targets;
-    uint32_t precision;             /* kiln_ctx_precision */
+    uint32_t precision;             /* kiln_ctx_precision of every record (record_precisions NULL) */
+    const uint32_t *record_precisions; /* (n_targets) or NULL: record i's precision, so one binary
+                                       can hold bf16 records for the CPUs that run them beside
+                                       f32 records for the others */
     uint32_t flags;                 /* KILN_CTX_SPEC_* */
     uint64_t group_scratch_size;
     const kiln_allocator *allocator;
