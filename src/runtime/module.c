@@ -284,23 +284,22 @@ void kiln_method_unload(kiln_method *method)
 static kiln_method_obj *pin(const kiln_method *h) { return kiln_handle_pin((uintptr_t)h, KILN_HANDLE_METHOD); }
 static void unpin(const kiln_method *h) { kiln_handle_unpin((uintptr_t)h); }
 
-size_t kiln_method_input_count(const kiln_method *h)
+typedef enum count_kind { COUNT_INPUTS, COUNT_OUTPUTS, COUNT_DELEGATES } count_kind;
+
+/* One of the counts fixed at load, 0 for a stale handle. */
+static size_t count_of(const kiln_method *h, count_kind kind)
 {
     kiln_method_obj *x = pin(h);
     if (!x) return 0;
-    size_t n = x->state->n_inputs;
+    const kiln_method_state *s = x->state;
+    size_t n = kind == COUNT_INPUTS ? s->n_inputs : kind == COUNT_OUTPUTS ? s->n_outputs : s->n_delegates;
     unpin(h);
     return n;
 }
 
-size_t kiln_method_output_count(const kiln_method *h)
-{
-    kiln_method_obj *x = pin(h);
-    if (!x) return 0;
-    size_t n = x->state->n_outputs;
-    unpin(h);
-    return n;
-}
+size_t kiln_method_input_count(const kiln_method *h) { return count_of(h, COUNT_INPUTS); }
+size_t kiln_method_output_count(const kiln_method *h) { return count_of(h, COUNT_OUTPUTS); }
+size_t kiln_method_delegate_count(const kiln_method *h) { return count_of(h, COUNT_DELEGATES); }
 
 static const char *io_name(const kiln_method *h, bool input, size_t index)
 {
@@ -402,15 +401,6 @@ kiln_status kiln_method_get_output(kiln_method *h, size_t index, kiln_tensor *ou
     }
     unpin(h);
     return st;
-}
-
-size_t kiln_method_delegate_count(const kiln_method *h)
-{
-    kiln_method_obj *x = pin(h);
-    if (!x) return 0;
-    size_t n = x->state->n_delegates;
-    unpin(h);
-    return n;
 }
 
 static kiln_status context_id(const kiln_method_state *s, size_t index, uint64_t *out)
