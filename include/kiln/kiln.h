@@ -125,8 +125,10 @@ typedef struct kiln_module_options {
     kiln_scratch_group *scratch_group;  /* NULL: default grouping; else share scratch with every
                                            module given the same group */
     int num_threads;                    /* 0: one per available core */
-    const char *target;                 /* NULL: best record for this CPU; else that record or an
-                                           error. Not retained after kiln_module_create returns. */
+    const char *target;                 /* NULL: best record for this CPU; else that record, a name
+                                           some context binary of the program has and this runtime
+                                           knows (checked by kiln_module_create). Not retained
+                                           after kiln_module_create returns. */
 } kiln_module_options;
 
 /* ---- Programs ------------------------------------------------------------------------------

@@ -20,6 +20,7 @@
 
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/text_escape.h"
 #include "runtime/runtime.h"
 
 #define MAX_ARGS 256
@@ -269,13 +270,22 @@ static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, 
         KILN_CHECK(attrs, KILN_ERROR_OUT_OF_MEMORY);
         for (uint32_t i = 0; i < f->n_attrs; i++) KILN_TRY(decode_attr(s, v, &v->attrs[f->first_attr + i], &attrs[i]));
         in->node.attrs = attrs;
+        char op[KILN_ESCAPED_NAME_SIZE];
+        kiln_text_escape(op, sizeof op, in->node.op, (size_t)-1);
         if (f->kind == KILN_INSTR_KERNEL) {
             in->kernel = kiln_portable_kernel_find(in->node.op, in->node.opset);
-            KILN_CHECK(in->kernel, KILN_ERROR_NOT_SUPPORTED);
+            if (!in->kernel) {
+                snprintf(message, message_size, "op '%s' opset %d (instruction %zu) is not in this build's kernels", op,
+                         (int)in->node.opset, k);
+                return KILN_ERROR_NOT_SUPPORTED;
+            }
         } else {
             in->backend = kiln_backend_find(in->node.op);
-            KILN_CHECK(in->backend, KILN_ERROR_BACKEND_UNAVAILABLE);
-            KILN_CHECK(in->backend->is_available(in->backend->user), KILN_ERROR_BACKEND_UNAVAILABLE);
+            if (!in->backend || !in->backend->is_available(in->backend->user)) {
+                snprintf(message, message_size, "backend '%s' (instruction %zu) is %s", op, k,
+                         in->backend ? "not available on this machine" : "not registered");
+                return KILN_ERROR_BACKEND_UNAVAILABLE;
+            }
             char why[KILN_MESSAGE_SIZE] = "";
             kiln_backend_init_args args = {sizeof args, kiln_view_segment_data(v, f->segment), v->segments[f->segment].size,
                                            module->allocator, module->scratch_group, module->target,
@@ -285,7 +295,7 @@ static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, 
             if (st != KILN_OK) {
                 why[sizeof why - 1] = '\0'; /* a backend's message is not trusted to be terminated */
                 snprintf(message, message_size, "%s (backend '%s', instruction %zu)", why[0] ? why : kiln_status_str(st),
-                         in->node.op, k);
+                         op, k);
                 return st;
             }
             s->n_delegates++;
