@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define KILN_BACKEND_ABI_VERSION 1u
+#define KILN_BACKEND_ABI_VERSION 2u   /* 2: find_target */
 #define KILN_BACKEND_REGISTRY_SIZE 16
 #define KILN_BACKEND_NAME_MAX 32
 
@@ -60,6 +60,14 @@ typedef struct kiln_backend {
     void (*destroy)(void *user, void *handle);
     /* Optional: the identity of the shared state behind handle (0 if none). */
     uint64_t (*context_id)(void *user, void *handle);
+    /* Optional (NULL: any forced target is left to init()), asked by kiln_module_create when
+       kiln_module_options.target forces a record. payload NULL: KILN_OK when target is a name this
+       backend knows. Else: KILN_OK when the payload has a record of that name. Otherwise
+       KILN_ERROR_NOT_FOUND with names (names_size > 0) set to the names that exist — every name
+       the backend knows, or the payload's records — as "a, b, c". KILN_ERROR_INCOMPATIBLE when
+       the payload cannot be read (init() reports why at load). New in ABI version 2. */
+    kiln_status (*find_target)(void *user, const void *payload, size_t payload_size, const char *target, char *names,
+                               size_t names_size);
 } kiln_backend;
 
 /* Add a backend to the registry. The vtable must outlive the process (static storage).

@@ -8,8 +8,15 @@
  *
  * Threading: different modules may be used from different threads at once. Methods of one
  * module may be loaded, unloaded and executed from different threads at once; executions that
- * share a context or a scratch group are serialised inside the runtime. Executing a method while
- * another thread unloads that same method is a caller error.
+ * share a context or a scratch group are serialised inside the runtime.
+ *
+ * Handles: kiln_program *, kiln_module * and kiln_method * are handles, not addresses. Every call
+ * validates its handle before touching the object behind it, so a handle used after its object is
+ * gone (closed, destroyed, unloaded — also by the module's destroy — or never created) is reported
+ * as KILN_ERROR_STALE_HANDLE, or ignored by the void close/destroy/unload calls, and never
+ * dereferenced; handle values are never reused. Destroying or unloading waits for calls on that
+ * object that are already running in other threads; calls that start afterwards see a stale
+ * handle. Pointers a call returned into an object (names, output views) die with the object.
  */
 #ifndef KILN_KILN_H
 #define KILN_KILN_H
@@ -121,49 +128,89 @@ typedef struct kiln_module_options {
     kiln_scratch_group *scratch_group;  /* NULL: default grouping; else share scratch with every
                                            module given the same group */
     int num_threads;                    /* 0: one per available core */
-    const char *target;                 /* NULL: best record for this CPU; else that record or an
-                                           error. Not retained after kiln_module_create returns. */
+    const char *target;                 /* NULL: best record for this CPU; else that record, a name
+                                           some context binary of the program has and this runtime
+                                           knows (checked by kiln_module_create). Not retained
+                                           after kiln_module_create returns. */
 } kiln_module_options;
 
 /* ---- Programs ------------------------------------------------------------------------------
  * A program stays valid until kiln_program_close has been called and its last module is
- * destroyed (closing earlier is allowed; the memory goes when the last module goes). */
+ * destroyed (closing earlier is allowed; the memory goes when the last module goes).
+ *
+ * Program files changed after open. The file stays mapped and its weights are read in place;
+ * everything kiln interprets — the program's method, value, instruction, attribute and string
+ * tables, each context binary's records, graphs, tensors and steps, and every constant whose bytes
+ * decide a shape or an index (non-floating-point constants and any constant up to 4 KB) — is
+ * copied into kiln's own memory when it is validated (at open, or at the load that first uses a
+ * context binary). What is guaranteed:
+ *  - a change to the file can at worst change the numbers of the weights kiln reads from it,
+ *    never where kiln reads or writes memory;
+ *  - kiln_method_load, kiln_module_create (with a target) and kiln_method_execute first compare
+ *    the file's size and modification time with those at open (one fstat of the descriptor kiln
+ *    keeps) and fail with KILN_ERROR_IO, "program file X changed since it was opened; reopen
+ *    it", instead of touching the mapping — so a truncated file is caught before any read.
+ * What is not: a truncation while an execute is already running can still end the process with
+ * SIGBUS (only a full copy would prevent it), and a rewrite that keeps the size and the
+ * modification time (same clock tick) goes unnoticed, with only the numbers changed. Replace a
+ * program file by writing a new file and renaming it over the old one, as kiln's own writers do:
+ * that is always safe, because the mapping and the descriptor keep the old file. */
 
-/* Maps the file at path read-only and validates every table, count, offset and size in it.
- * Returns KILN_ERROR_INVALID_ARGUMENT (NULL path/out), KILN_ERROR_IO (cannot open/map),
- * KILN_ERROR_FORMAT (truncated, corrupt or foreign file), KILN_ERROR_VERSION (newer format),
- * KILN_ERROR_OUT_OF_MEMORY. The file is not read again after this call except through the
- * mapping. */
+/* Opens the regular file at path (a FIFO, device or directory is refused without blocking),
+ * maps it read-only and validates every table, count, offset and size in it.
+ * Returns KILN_ERROR_INVALID_ARGUMENT (NULL path/out), KILN_ERROR_IO (cannot open/map, not a
+ * regular file), KILN_ERROR_FORMAT (truncated, corrupt or foreign file), KILN_ERROR_VERSION
+ * (newer format), KILN_ERROR_OUT_OF_MEMORY. The program keeps the file descriptor open until it
+ * is freed. */
 KILN_API kiln_status kiln_program_open(const char *path, kiln_program **out);
 /* As kiln_program_open over caller memory; data must be 8-byte aligned (64 for best use) and
- * must outlive the program. The bytes are read in place, never copied. */
+ * must outlive the program. The tables are copied as for a file; weights are read in place. */
 KILN_API kiln_status kiln_program_open_memory(const void *data, size_t size, kiln_program **out);
-/* Releases the caller's reference; NULL is ignored. */
+/* Releases the caller's reference; NULL and stale handles are ignored. */
 KILN_API void        kiln_program_close(kiln_program *program);
 
 /* Number of methods in the program and the name of method i (valid while the program is).
- * kiln_program_method_name returns NULL when i is out of range. */
+ * kiln_program_method_name returns NULL when i is out of range; both give 0/NULL for a stale
+ * handle. */
 KILN_API size_t      kiln_program_method_count(const kiln_program *program);
 KILN_API const char *kiln_program_method_name(const kiln_program *program, size_t i);
 
 /* ---- Modules: one loaded instance of a program. options may be NULL (all defaults). --------
  * Returns KILN_ERROR_INVALID_ARGUMENT (NULL program/out, struct_size too small or options
- * fields out of range), KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_NO_RUNNABLE_TARGET, KILN_ERROR_THREAD. */
+ * fields out of range), KILN_ERROR_STALE_HANDLE (closed program), KILN_ERROR_OUT_OF_MEMORY,
+ * KILN_ERROR_THREAD, KILN_ERROR_NO_RUNNABLE_TARGET (options->target is a name no context binary
+ * of the program has a record for, or not a target this runtime knows), KILN_ERROR_IO (the file
+ * changed since open, checked when a target is given). */
 KILN_API kiln_status kiln_module_create(kiln_program *program, const kiln_module_options *options, kiln_module **out);
-/* One line describing the most recent failure of kiln_method_load on this module (for example
- * which targets a context binary holds and what this CPU supports), or "" if there was none.
- * Valid until the next kiln_method_load on the module. */
+/* As kiln_module_create; on failure message (message_size bytes, may be NULL/0) receives one
+ * line saying why — for a target, the names that exist. The caller owns the buffer; it is set
+ * to "" on success. */
+KILN_API kiln_status kiln_module_create_with_message(kiln_program *program, const kiln_module_options *options, kiln_module **out,
+                                                     char *message, size_t message_size);
+/* One line describing the most recent failure of kiln_method_load in the calling thread on this
+ * module, or "" if there was none (or for a stale handle). Each thread has its own text, valid
+ * until that thread's next kiln_method_load on the module or the module's destroy. Prefer
+ * kiln_method_load_with_message, whose message buffer is the caller's. */
 KILN_API const char *kiln_module_last_error(const kiln_module *module);
 
-/* Unloads every method still loaded and frees the module; NULL is ignored. */
+/* Unloads every method still loaded (waiting for calls running on them) and frees the module;
+ * NULL and stale handles are ignored. */
 KILN_API void        kiln_module_destroy(kiln_module *module);
 
 /* ---- Methods --------------------------------------------------------------------------------
- * kiln_method_load: KILN_ERROR_NOT_FOUND (no method of that name), KILN_ERROR_OUT_OF_MEMORY,
- * KILN_ERROR_FORMAT (the plan does not verify), backend errors from delegate initialisation.
- * The method belongs to the module and must be unloaded before or by kiln_module_destroy. */
+ * kiln_method_load: KILN_ERROR_INVALID_ARGUMENT, KILN_ERROR_STALE_HANDLE (destroyed module),
+ * KILN_ERROR_NOT_FOUND (no method of that name), KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_FORMAT
+ * (the plan does not verify), KILN_ERROR_IO (the program file changed since open), backend
+ * errors from delegate initialisation (KILN_ERROR_NO_RUNNABLE_TARGET, KILN_ERROR_INCOMPATIBLE ...).
+ * The method belongs to the module and is unloaded by kiln_method_unload or kiln_module_destroy. */
 KILN_API kiln_status kiln_method_load(kiln_module *module, const char *name, kiln_method **out);
-/* Releases the method and the references it holds; NULL and stale handles are ignored. */
+/* As kiln_method_load; on failure message (message_size bytes, may be NULL/0) receives one line
+ * saying why ("loading method 'm' failed: ..."), set to "" on success. The buffer is the
+ * caller's, so concurrent loads never share it; the same text is kiln_module_last_error's. */
+KILN_API kiln_status kiln_method_load_with_message(kiln_module *module, const char *name, kiln_method **out, char *message,
+                                                   size_t message_size);
+/* Releases the method, its memory and the references it holds, waiting for calls on it that are
+ * running in other threads; NULL and stale handles are ignored. */
 KILN_API void        kiln_method_unload(kiln_method *method);
 KILN_API size_t      kiln_method_input_count(const kiln_method *method);
 KILN_API size_t      kiln_method_output_count(const kiln_method *method);
@@ -180,7 +227,8 @@ KILN_API kiln_status kiln_method_output_info(const kiln_method *method, size_t i
 KILN_API kiln_status kiln_method_set_input(kiln_method *method, size_t index, const kiln_tensor *tensor);
 /* Runs the method on the inputs set so far. KILN_ERROR_INVALID_STATE (an input was never set),
  * KILN_ERROR_SHAPE_MISMATCH / KILN_ERROR_INVALID_VALUE (data-dependent checks failed),
- * KILN_ERROR_OUT_OF_MEMORY, backend errors, KILN_ERROR_STALE_HANDLE. */
+ * KILN_ERROR_OUT_OF_MEMORY, backend errors, KILN_ERROR_STALE_HANDLE, KILN_ERROR_IO (the program
+ * file changed since open: nothing was run). */
 KILN_API kiln_status kiln_method_execute(kiln_method *method);
 /* A view of output index; out->data points into the method's memory and stays valid until the
  * next execute or unload. KILN_ERROR_INVALID_STATE before the first successful execute. */

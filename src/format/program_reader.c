@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/check.h"
 #include "core/hash.h"
 
@@ -29,9 +30,9 @@ static kiln_status read_sections(kiln_program_view *v, const kiln_fmt_header *h)
 {
     uint64_t table_size;
     FMT_CHECK(kiln_mul_u64(h->n_sections, sizeof(kiln_fmt_section), &table_size));
-    FMT_CHECK(h->sections_offset % 8 == 0 && kiln_range_ok(h->sections_offset, table_size, v->size));
+    FMT_CHECK(h->sections_offset % 8 == 0 && kiln_range_ok(h->sections_offset, table_size, v->tables_size));
     FMT_CHECK(h->n_sections <= 64);
-    const kiln_fmt_section *sections = (const kiln_fmt_section *)(v->base + h->sections_offset);
+    const kiln_fmt_section *sections = (const kiln_fmt_section *)(v->tables + h->sections_offset);
     unsigned seen = 0;
     for (uint32_t i = 0; i < h->n_sections; i++) {
         const kiln_fmt_section *s = &sections[i];
@@ -40,8 +41,8 @@ static kiln_status read_sections(kiln_program_view *v, const kiln_fmt_header *h)
         FMT_CHECK(s->elem_size == elem_sizes[s->kind]);
         uint64_t bytes;
         FMT_CHECK(kiln_mul_u64(s->count, s->elem_size, &bytes));
-        FMT_CHECK(s->offset % KILN_FORMAT_ALIGN == 0 && kiln_range_ok(s->offset, bytes, v->size));
-        const void *p = v->base + s->offset;
+        FMT_CHECK(s->offset % KILN_FORMAT_ALIGN == 0 && kiln_range_ok(s->offset, bytes, v->tables_size));
+        const void *p = v->tables + s->offset;
         switch (s->kind) {
         case KILN_SECTION_STRINGS: v->strings = p; v->n_strings = s->count; break;
         case KILN_SECTION_I64: v->i64 = p; v->n_i64 = s->count; break;
@@ -161,14 +162,17 @@ static kiln_status check_method(const kiln_program_view *v, const kiln_fmt_metho
     return KILN_OK;
 }
 
-kiln_status kiln_program_view_init(kiln_program_view *v, const void *data, size_t size)
+/* The view over tables (the file's first tables_size bytes, or a copy) and data (the file). */
+static kiln_status view_init(kiln_program_view *v, const void *tables, size_t tables_size, const void *data, size_t size)
 {
     memset(v, 0, sizeof *v);
-    KILN_CHECK(data && ((uintptr_t)data % 8) == 0, KILN_ERROR_INVALID_ARGUMENT);
+    KILN_CHECK(data && ((uintptr_t)data % 8) == 0 && tables && ((uintptr_t)tables % 8) == 0, KILN_ERROR_INVALID_ARGUMENT);
     v->base = data;
     v->size = size;
-    FMT_CHECK(size >= sizeof(kiln_fmt_header));
-    const kiln_fmt_header *h = data;
+    v->tables = tables;
+    v->tables_size = tables_size;
+    FMT_CHECK(tables_size >= sizeof(kiln_fmt_header) && tables_size <= size);
+    const kiln_fmt_header *h = tables;
     FMT_CHECK(memcmp(h->magic, KILN_FORMAT_MAGIC, 8) == 0);
     KILN_CHECK(h->version == KILN_FORMAT_VERSION, KILN_ERROR_VERSION);
     FMT_CHECK(h->flags == 0 && h->file_size == size);
@@ -176,5 +180,57 @@ kiln_status kiln_program_view_init(kiln_program_view *v, const void *data, size_
     KILN_TRY(check_segments(v));
     for (uint64_t i = 0; i < v->n_attrs; i++) KILN_TRY(check_attr(v, &v->attrs[i]));
     for (uint64_t i = 0; i < v->n_methods; i++) KILN_TRY(check_method(v, &v->methods[i]));
+    return KILN_OK;
+}
+
+kiln_status kiln_program_view_init(kiln_program_view *v, const void *data, size_t size)
+{
+    return view_init(v, data, size, data, size);
+}
+
+/* Where the tables end: the furthest byte of the header, the section table and any section,
+   read from data (bounds-checked, nothing retained). Out-of-range entries are left to the
+   validation of the copy, which rejects them. */
+static kiln_status tables_extent(const uint8_t *data, size_t size, size_t *out)
+{
+    FMT_CHECK(size >= sizeof(kiln_fmt_header));
+    kiln_fmt_header h;
+    memcpy(&h, data, sizeof h);
+    FMT_CHECK(memcmp(h.magic, KILN_FORMAT_MAGIC, 8) == 0);
+    KILN_CHECK(h.version == KILN_FORMAT_VERSION, KILN_ERROR_VERSION); /* the layout below is version 1's */
+    uint64_t end = sizeof h, table_size;
+    FMT_CHECK(h.n_sections <= 64 && kiln_mul_u64(h.n_sections, sizeof(kiln_fmt_section), &table_size) &&
+              kiln_range_ok(h.sections_offset, table_size, size));
+    if (h.sections_offset + table_size > end) end = h.sections_offset + table_size;
+    for (uint32_t i = 0; i < h.n_sections; i++) {
+        kiln_fmt_section s;
+        memcpy(&s, data + h.sections_offset + i * sizeof s, sizeof s);
+        uint64_t bytes, last;
+        if (kiln_mul_u64(s.count, s.elem_size, &bytes) && kiln_add_u64(s.offset, bytes, &last) && last <= size &&
+            last > end)
+            end = last;
+    }
+    *out = (size_t)end;
+    return KILN_OK;
+}
+
+kiln_status kiln_program_view_init_copy(kiln_program_view *v, const void *data, size_t size,
+                                        const kiln_allocator *allocator, void **tables_out)
+{
+    *tables_out = NULL;
+    memset(v, 0, sizeof *v);
+    KILN_CHECK(data && ((uintptr_t)data % 8) == 0 && allocator, KILN_ERROR_INVALID_ARGUMENT);
+    size_t extent;
+    KILN_TRY(tables_extent(data, size, &extent));
+    void *tables = kiln_alloc(allocator, extent, 64);
+    KILN_CHECK(tables, KILN_ERROR_OUT_OF_MEMORY);
+    memcpy(tables, data, extent);
+    kiln_status st = view_init(v, tables, extent, data, size);
+    if (st != KILN_OK) {
+        kiln_free(allocator, tables);
+        memset(v, 0, sizeof *v);
+        return st;
+    }
+    *tables_out = tables;
     return KILN_OK;
 }

@@ -13,7 +13,7 @@
 
 #define MAX_ARGS 256
 
-void kiln_method_state_free_dynamic(kiln_module *module, kiln_method_state *s)
+void kiln_method_state_free_dynamic(kiln_module_obj *module, kiln_method_state *s)
 {
     for (size_t i = 0; i < s->n_values; i++) {
         kiln_exec_value *x = &s->values[i];
@@ -33,7 +33,7 @@ static bool same_shape(const kiln_tensor *a, const kiln_tensor *b)
 }
 
 /* infer() on real inputs, then give DYNAMIC outputs memory and check planned ones. */
-static kiln_status prepare_dynamic(kiln_module *module, kiln_method_state *s, kiln_exec_instr *in,
+static kiln_status prepare_dynamic(kiln_module_obj *module, kiln_method_state *s, kiln_exec_instr *in,
                                    const kiln_tensor *const *ins, kiln_tensor *const *outs, size_t *scratch)
 {
     size_t n_in = in->node.n_inputs;
@@ -63,7 +63,7 @@ static kiln_status prepare_dynamic(kiln_module *module, kiln_method_state *s, ki
     return KILN_OK;
 }
 
-static kiln_status run_instr(kiln_module *module, kiln_method_state *s, kiln_exec_instr *in)
+static kiln_status run_instr(kiln_module_obj *module, kiln_method_state *s, kiln_exec_instr *in)
 {
     const kiln_tensor *ins[MAX_ARGS] = {0};
     kiln_tensor *outs[MAX_ARGS] = {0};
@@ -92,7 +92,7 @@ static kiln_status run_instr(kiln_module *module, kiln_method_state *s, kiln_exe
     return st;
 }
 
-kiln_status kiln_method_state_execute(kiln_module *module, kiln_method_state *s)
+kiln_status kiln_method_state_execute(kiln_module_obj *module, kiln_method_state *s)
 {
     kiln_method_state_free_dynamic(module, s);
     for (size_t k = 0; k < s->n_instrs; k++) KILN_TRY(run_instr(module, s, &s->instrs[k]));

@@ -4,19 +4,45 @@
  * proves the program's *semantics* before anything runs: every kernel exists, every static
  * shape the program claims is the one the kernel's own infer() computes, every scratch need
  * fits the planned scratch, every value is written once before it is read, and no two planned
- * activations that are alive at the same time overlap in the arena. A program that fails any of these is KILN_ERROR_FORMAT: the plan is
- * verified, never re-planned.
+ * activations that are alive at the same time overlap in the arena. A program that fails any of
+ * these is KILN_ERROR_FORMAT: the plan is verified, never re-planned.
+ *
+ * Constants whose bytes decide shapes or addresses are copied here, so that a program file
+ * changed under its mapping can only change numbers (the contract in kiln.h): infer() read them
+ * at load to prove the plan, and run() must see the same bytes. Such constants are small or not
+ * floating point (shapes, axes, pads, indices, scales, Range bounds); large floating-point
+ * constants are weights, read in place as numbers. Constants a method returns are copied too, so
+ * an output view never points into the file.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/text_escape.h"
 #include "runtime/runtime.h"
 
 #define MAX_ARGS 256
+/* Constants up to this size are copied whatever their dtype (see the file comment). */
+#define COPY_CONST_MAX 4096
 
-static kiln_status decode_attr(const kiln_program_view *v, const kiln_fmt_attr *f, kiln_attr *a)
+/* Whether a constant of this dtype and size is copied out of the file at load. */
+static bool const_is_copied(kiln_dtype dtype, uint64_t size)
+{
+    bool floating = dtype == KILN_DTYPE_F32 || dtype == KILN_DTYPE_F16 || dtype == KILN_DTYPE_BF16 || dtype == KILN_DTYPE_F64;
+    return !floating || size <= COPY_CONST_MAX;
+}
+
+/* The constant's bytes in the mapping, or a copy of them in the load arena when
+   const_is_copied says so (or `always`). NULL when the copy cannot be allocated. */
+static const void *const_bytes(kiln_method_state *s, const void *data, kiln_dtype dtype, uint64_t size, bool always)
+{
+    if (!always && !const_is_copied(dtype, size)) return data;
+    return size ? kiln_arena_memdup(&s->load, data, (size_t)size, 64) : data;
+}
+
+static kiln_status decode_attr(kiln_method_state *s, const kiln_program_view *v, const kiln_fmt_attr *f, kiln_attr *a)
 {
     a->name = kiln_view_string(v, f->name);
     a->type = (kiln_attr_type)f->type;
@@ -36,15 +62,30 @@ static kiln_status decode_attr(const kiln_program_view *v, const kiln_fmt_attr *
         a->tensor.dtype = (kiln_dtype)(f->i & 0xFF);
         a->tensor.rank = (uint32_t)((f->i >> 8) & 0xFF);
         for (uint32_t d = 0; d < a->tensor.rank; d++) a->tensor.shape[d] = v->i64[f->count + d];
-        a->tensor.data = (void *)kiln_view_segment_data(v, (uint32_t)f->ref);
+        {
+            uint64_t bytes = kiln_tensor_bytes(&a->tensor);
+            a->tensor.data = (void *)const_bytes(s, kiln_view_segment_data(v, (uint32_t)f->ref), a->tensor.dtype, bytes, false);
+            KILN_CHECK(a->tensor.data, KILN_ERROR_OUT_OF_MEMORY);
+        }
         break;
     }
     return KILN_OK;
 }
 
+static bool is_output(const kiln_method_state *s, size_t value)
+{
+    for (size_t i = 0; i < s->n_outputs; i++)
+        if ((size_t)s->outputs[i] == value) return true;
+    return false;
+}
+
 static kiln_status decode_values(kiln_method_state *s, const kiln_program_view *v)
 {
     const kiln_fmt_method *m = s->fmt;
+    s->inputs = v->i32 + m->inputs;
+    s->n_inputs = m->n_inputs;
+    s->outputs = v->i32 + m->outputs;
+    s->n_outputs = m->n_outputs;
     s->n_values = m->n_values;
     s->values = KILN_ARENA_ARRAY(&s->load, kiln_exec_value, s->n_values ? s->n_values : 1);
     KILN_CHECK(s->values, KILN_ERROR_OUT_OF_MEMORY);
@@ -59,15 +100,14 @@ static kiln_status decode_values(kiln_method_state *s, const kiln_program_view *
             for (uint32_t d = 0; d < f->rank; d++) x->declared.shape[d] = v->i64[f->shape + d];
         }
         x->t = x->declared;
-        if (f->storage == KILN_STORAGE_CONST)
-            x->t.data = (uint8_t *)kiln_view_segment_data(v, f->segment) + f->offset;
-        else if (f->storage == KILN_STORAGE_ARENA)
+        if (f->storage == KILN_STORAGE_CONST) {
+            const uint8_t *bytes = (const uint8_t *)kiln_view_segment_data(v, f->segment) + f->offset;
+            x->t.data = (void *)const_bytes(s, bytes, x->declared.dtype, f->size, is_output(s, i));
+            KILN_CHECK(x->t.data, KILN_ERROR_OUT_OF_MEMORY);
+        } else if (f->storage == KILN_STORAGE_ARENA) {
             x->t.data = (uint8_t *)s->arena + f->offset;
+        }
     }
-    s->inputs = v->i32 + m->inputs;
-    s->n_inputs = m->n_inputs;
-    s->outputs = v->i32 + m->outputs;
-    s->n_outputs = m->n_outputs;
     for (size_t i = 0; i < s->n_inputs; i++)
         KILN_CHECK(s->values[s->inputs[i]].storage == KILN_STORAGE_ARENA, KILN_ERROR_FORMAT);
     return KILN_OK;
@@ -207,7 +247,8 @@ static kiln_status verify_dataflow(kiln_method_state *s, const kiln_program_view
     return KILN_OK;
 }
 
-static kiln_status decode_instrs(kiln_module *module, kiln_method_state *s, const kiln_program_view *v)
+static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, const kiln_program_view *v, char *message,
+                                 size_t message_size)
 {
     const kiln_fmt_method *m = s->fmt;
     s->n_instrs = m->n_instrs;
@@ -227,24 +268,34 @@ static kiln_status decode_instrs(kiln_module *module, kiln_method_state *s, cons
         in->scratch_size = f->scratch_size;
         kiln_attr *attrs = KILN_ARENA_ARRAY(&s->load, kiln_attr, f->n_attrs ? f->n_attrs : 1);
         KILN_CHECK(attrs, KILN_ERROR_OUT_OF_MEMORY);
-        for (uint32_t i = 0; i < f->n_attrs; i++) KILN_TRY(decode_attr(v, &v->attrs[f->first_attr + i], &attrs[i]));
+        for (uint32_t i = 0; i < f->n_attrs; i++) KILN_TRY(decode_attr(s, v, &v->attrs[f->first_attr + i], &attrs[i]));
         in->node.attrs = attrs;
+        char op[KILN_ESCAPED_NAME_SIZE];
+        kiln_text_escape(op, sizeof op, in->node.op, (size_t)-1);
         if (f->kind == KILN_INSTR_KERNEL) {
             in->kernel = kiln_portable_kernel_find(in->node.op, in->node.opset);
-            KILN_CHECK(in->kernel, KILN_ERROR_NOT_SUPPORTED);
+            if (!in->kernel) {
+                snprintf(message, message_size, "op '%s' opset %d (instruction %zu) is not in this build's kernels", op,
+                         (int)in->node.opset, k);
+                return KILN_ERROR_NOT_SUPPORTED;
+            }
         } else {
             in->backend = kiln_backend_find(in->node.op);
-            KILN_CHECK(in->backend, KILN_ERROR_BACKEND_UNAVAILABLE);
-            KILN_CHECK(in->backend->is_available(in->backend->user), KILN_ERROR_BACKEND_UNAVAILABLE);
-            char message[sizeof module->last_error] = "";
+            if (!in->backend || !in->backend->is_available(in->backend->user)) {
+                snprintf(message, message_size, "backend '%s' (instruction %zu) is %s", op, k,
+                         in->backend ? "not available on this machine" : "not registered");
+                return KILN_ERROR_BACKEND_UNAVAILABLE;
+            }
+            char why[KILN_MESSAGE_SIZE] = "";
             kiln_backend_init_args args = {sizeof args, kiln_view_segment_data(v, f->segment), v->segments[f->segment].size,
                                            module->allocator, module->scratch_group, module->target,
-                                           module->num_threads, s->name, message, sizeof message,
+                                           module->num_threads, s->name, why, sizeof why,
                                            kiln_threadpool_parallel_for, module->pool};
             kiln_status st = in->backend->init(in->backend->user, &args, &in->delegate);
             if (st != KILN_OK) {
-                kiln_module_set_error(module, "%s (backend '%s', instruction %zu)", message[0] ? message : kiln_status_str(st),
-                                      in->node.op, k);
+                why[sizeof why - 1] = '\0'; /* a backend's message is not trusted to be terminated */
+                snprintf(message, message_size, "%s (backend '%s', instruction %zu)", why[0] ? why : kiln_status_str(st),
+                         op, k);
                 return st;
             }
             s->n_delegates++;
@@ -254,9 +305,11 @@ static kiln_status decode_instrs(kiln_module *module, kiln_method_state *s, cons
     return KILN_OK;
 }
 
-kiln_status kiln_method_state_create(kiln_module *module, uint32_t index, kiln_method_state **out)
+kiln_status kiln_method_state_create(kiln_module_obj *module, uint32_t index, kiln_method_state **out, char *message,
+                                     size_t message_size)
 {
     *out = NULL;
+    message[0] = '\0';
     const kiln_allocator *a = module->allocator;
     const kiln_program_view *v = &module->program->view;
     kiln_method_state *s = KILN_NEW(a, kiln_method_state);
@@ -274,7 +327,7 @@ kiln_status kiln_method_state_create(kiln_module *module, uint32_t index, kiln_m
     s->input_set = KILN_ARENA_ARRAY(&s->load, bool, s->n_inputs ? s->n_inputs : 1);
     KILN_CHECK_GOTO(s->input_set, st, KILN_ERROR_OUT_OF_MEMORY);
     KILN_TRY_GOTO(st, verify_dataflow(s, v));
-    KILN_TRY_GOTO(st, decode_instrs(module, s, v));
+    KILN_TRY_GOTO(st, decode_instrs(module, s, v, message, message_size));
     KILN_TRY_GOTO(st, verify_arena(s));
     KILN_CHECK_GOTO(pthread_mutex_init(&s->exec_lock, NULL) == 0, st, KILN_ERROR_THREAD);
     *out = s;
@@ -289,7 +342,7 @@ fail:
     return st;
 }
 
-void kiln_method_state_destroy(kiln_module *module, kiln_method_state *s)
+void kiln_method_state_destroy(kiln_module_obj *module, kiln_method_state *s)
 {
     const kiln_allocator *a = module->allocator;
     kiln_method_state_free_dynamic(module, s);

@@ -1,8 +1,16 @@
 /* module.c — modules and the public method entry points (load, unload, I/O, execute).
  *
- * Layer: runtime. Locking: module->lock guards the handle list (load/unload from many
- * threads); each method's exec_lock serialises that method's set_input/execute/get_output.
- * Executing a method while another thread unloads the same method is a caller error (API.md).
+ * Layer: runtime. Handles: every entry point pins its module or method handle in the handle
+ * table (handle_table.h) before it touches the object and unpins it on the way out; destroy and
+ * unload retire the handle first, which waits for the calls in flight, so no call ever runs on
+ * freed memory and every later call sees KILN_ERROR_STALE_HANDLE.
+ *
+ * Locking: module->lock guards the module's method list and its per-thread error texts (loads
+ * and unloads from many threads); each method's exec_lock serialises that method's
+ * set_input/execute/get_output. Module destroy retires the module handle (no load can start or
+ * still be running), then retires and frees its methods one by one; a method that another thread
+ * is unloading at the same moment is that thread's to free, and destroy waits on
+ * module->unlinked until it has left the list.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,64 +18,66 @@
 
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/text_escape.h"
+#include "runtime/handle_table.h"
 #include "runtime/runtime.h"
 
-void kiln_module_set_error(kiln_module *m, const char *fmt, ...)
+/* Writes one line into a caller's message buffer (NULL or size 0: nowhere). */
+static void say(char *message, size_t message_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *message, size_t message_size, const char *fmt, ...)
 {
-    char line[sizeof m->last_error];
+    if (!message || !message_size) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vsnprintf(message, message_size, fmt, ap);
     va_end(ap);
-    pthread_mutex_lock(&m->lock);
-    memcpy(m->last_error, line, sizeof line);
-    pthread_mutex_unlock(&m->lock);
 }
 
-const char *kiln_module_last_error(const kiln_module *m)
-{
-    return m && m->magic == KILN_MODULE_MAGIC ? m->last_error : "";
-}
+/* ---- modules -------------------------------------------------------------------------------- */
 
-kiln_status kiln_module_create(kiln_program *program, const kiln_module_options *options, kiln_module **out)
+static kiln_status module_new(kiln_program_obj *program, const kiln_module_options *opt, kiln_module_obj **out,
+                              char *message, size_t message_size)
 {
-    KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
-    *out = NULL;
-    KILN_CHECK(program, KILN_ERROR_INVALID_ARGUMENT);
-    kiln_runtime_register_builtin_backends();
-    kiln_module_options opt = {sizeof opt, NULL, NULL, 0, NULL};
-    if (options) {
-        KILN_CHECK(options->struct_size >= sizeof opt, KILN_ERROR_INVALID_ARGUMENT);
-        opt = *options;
+    const kiln_allocator *a = opt->allocator ? opt->allocator : kiln_allocator_default();
+    if (!a->alloc || !a->free) {
+        say(message, message_size, "the module allocator has no alloc or free function");
+        return KILN_ERROR_INVALID_ARGUMENT;
     }
-    KILN_CHECK(opt.num_threads >= 0 && opt.num_threads <= 1024, KILN_ERROR_INVALID_ARGUMENT);
-    const kiln_allocator *a = opt.allocator ? opt.allocator : kiln_allocator_default();
-    KILN_CHECK(a->alloc && a->free, KILN_ERROR_INVALID_ARGUMENT);
-    kiln_module *m = KILN_NEW(a, kiln_module);
+    kiln_module_obj *m = KILN_NEW(a, kiln_module_obj);
     KILN_CHECK(m, KILN_ERROR_OUT_OF_MEMORY);
     kiln_status st = KILN_OK;
-    if (!opt.allocator) { /* the allocator's address is the module's identity for context sharing */
+    bool lock_made = false, cond_made = false;
+    if (!opt->allocator) { /* the allocator's address is the module's identity for context sharing */
         m->own_allocator = *a;
         a = &m->own_allocator;
     }
     m->allocator = a;
-    if (opt.scratch_group) {
-        KILN_TRY_GOTO(st, kiln_scratch_group_retain(opt.scratch_group));
-        m->scratch_group = opt.scratch_group;
+    if (opt->scratch_group) {
+        st = kiln_scratch_group_retain(opt->scratch_group);
+        if (st != KILN_OK) {
+            say(message, message_size, "the scratch group was released or never created");
+            goto fail;
+        }
+        m->scratch_group = opt->scratch_group;
     }
-    m->num_threads = opt.num_threads ? opt.num_threads : kiln_cpu_count();
+    m->num_threads = opt->num_threads ? opt->num_threads : kiln_cpu_count();
     if (m->num_threads > 1) KILN_TRY_GOTO(st, kiln_threadpool_create(a, m->num_threads, &m->pool));
-    if (opt.target) {
-        m->target = kiln_strdup(a, opt.target);
+    if (opt->target) {
+        m->target = kiln_strdup(a, opt->target);
         KILN_CHECK_GOTO(m->target, st, KILN_ERROR_OUT_OF_MEMORY);
     }
     KILN_CHECK_GOTO(pthread_mutex_init(&m->lock, NULL) == 0, st, KILN_ERROR_THREAD);
-    m->magic = KILN_MODULE_MAGIC;
+    lock_made = true;
+    KILN_CHECK_GOTO(pthread_cond_init(&m->unlinked, NULL) == 0, st, KILN_ERROR_THREAD);
+    cond_made = true;
     m->program = program;
+    KILN_TRY_GOTO(st, kiln_handle_add(KILN_HANDLE_MODULE, m, &m->handle));
     kiln_program_retain(program);
     *out = m;
     return KILN_OK;
 fail:
+    if (cond_made) pthread_cond_destroy(&m->unlinked);
+    if (lock_made) pthread_mutex_destroy(&m->lock);
     kiln_threadpool_destroy(m->pool);
     if (m->scratch_group) kiln_scratch_group_unref(m->scratch_group);
     const kiln_allocator own = *a; /* a may point into m */
@@ -76,111 +86,249 @@ fail:
     return st;
 }
 
-void kiln_module_destroy(kiln_module *m)
+kiln_status kiln_module_create_with_message(kiln_program *program, const kiln_module_options *options, kiln_module **out,
+                                            char *message, size_t message_size)
 {
-    if (!m || m->magic != KILN_MODULE_MAGIC) return;
-    kiln_method *h = m->handles;
-    while (h) {
-        kiln_method *next = h->next;
-        if (h->state) kiln_method_state_destroy(m, h->state);
-        h->magic = 0;
-        kiln_free(m->allocator, h);
-        h = next;
+    say(message, message_size, "%s", "");
+    KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
+    *out = NULL;
+    kiln_module_options opt = {sizeof opt, NULL, NULL, 0, NULL};
+    if (options) {
+        if (options->struct_size < sizeof opt) {
+            say(message, message_size, "kiln_module_options.struct_size is %zu, expected %zu", options->struct_size, sizeof opt);
+            return KILN_ERROR_INVALID_ARGUMENT;
+        }
+        opt = *options;
     }
+    if (opt.num_threads < 0 || opt.num_threads > 1024) {
+        say(message, message_size, "num_threads %d is out of range (0 to 1024)", opt.num_threads);
+        return KILN_ERROR_INVALID_ARGUMENT;
+    }
+    KILN_CHECK(program, KILN_ERROR_INVALID_ARGUMENT);
+    kiln_runtime_register_builtin_backends();
+    kiln_program_obj *p = kiln_handle_pin((uintptr_t)program, KILN_HANDLE_PROGRAM);
+    if (!p) {
+        say(message, message_size, "the program handle is stale (closed) or not a program");
+        return KILN_ERROR_STALE_HANDLE;
+    }
+    char why[KILN_MESSAGE_SIZE] = "";
+    kiln_status st = KILN_OK;
+    if (opt.target) {
+        st = kiln_program_check_file(p, why, sizeof why);
+        if (st == KILN_OK) st = kiln_module_check_target(p, opt.target, why, sizeof why);
+    }
+    kiln_module_obj *m = NULL;
+    if (st == KILN_OK) st = module_new(p, &opt, &m, why, sizeof why);
+    kiln_handle_unpin((uintptr_t)program);
+    if (st != KILN_OK) {
+        say(message, message_size, "%s", why[0] ? why : kiln_status_str(st));
+        return st;
+    }
+    *out = (kiln_module *)m->handle;
+    return KILN_OK;
+}
+
+kiln_status kiln_module_create(kiln_program *program, const kiln_module_options *options, kiln_module **out)
+{
+    return kiln_module_create_with_message(program, options, out, NULL, 0);
+}
+
+/* The calling thread's error text on m, created if `create` (NULL if it cannot be). Lock held. */
+static kiln_thread_error *thread_error_locked(kiln_module_obj *m, bool create)
+{
+    pthread_t self = pthread_self();
+    for (kiln_thread_error *e = m->errors; e; e = e->next)
+        if (pthread_equal(e->thread, self)) return e;
+    if (!create) return NULL;
+    kiln_thread_error *e = KILN_NEW(m->allocator, kiln_thread_error);
+    if (!e) return NULL; /* out of memory: the caller's own message buffer still has the text */
+    e->thread = self;
+    e->next = m->errors;
+    m->errors = e;
+    return e;
+}
+
+const char *kiln_module_last_error(const kiln_module *module)
+{
+    kiln_module_obj *m = kiln_handle_pin((uintptr_t)module, KILN_HANDLE_MODULE);
+    if (!m) return "";
+    pthread_mutex_lock(&m->lock);
+    const kiln_thread_error *e = thread_error_locked(m, false);
+    pthread_mutex_unlock(&m->lock);
+    kiln_handle_unpin((uintptr_t)module);
+    return e ? e->text : "";
+}
+
+/* Frees a method that has left its module's handle table: its state, then (under the module
+   lock, which a concurrent destroy waits on) its list entry. */
+static void method_free(kiln_module_obj *m, kiln_method_obj *x)
+{
+    if (x->state) kiln_method_state_destroy(m, x->state);
+    pthread_mutex_lock(&m->lock);
+    if (x->prev) x->prev->next = x->next;
+    else m->methods = x->next;
+    if (x->next) x->next->prev = x->prev;
+    kiln_free(m->allocator, x);
+    pthread_cond_broadcast(&m->unlinked);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void kiln_module_destroy(kiln_module *module)
+{
+    kiln_module_obj *m = kiln_handle_retire((uintptr_t)module, KILN_HANDLE_MODULE);
+    if (!m) return; /* NULL, already destroyed, or not a module */
+    pthread_mutex_lock(&m->lock);
+    while (m->methods) {
+        kiln_method_obj *x = m->methods;
+        uintptr_t handle = x->handle;
+        pthread_mutex_unlock(&m->lock);
+        if (kiln_handle_retire(handle, KILN_HANDLE_METHOD) == x) {
+            method_free(m, x);
+            pthread_mutex_lock(&m->lock);
+        } else { /* another thread is unloading x: it frees it and tells us */
+            pthread_mutex_lock(&m->lock);
+            while (m->methods == x) pthread_cond_wait(&m->unlinked, &m->lock);
+        }
+    }
+    for (kiln_thread_error *e = m->errors, *next; e; e = next) {
+        next = e->next;
+        kiln_free(m->allocator, e);
+    }
+    pthread_mutex_unlock(&m->lock);
+    pthread_cond_destroy(&m->unlinked);
     pthread_mutex_destroy(&m->lock);
     kiln_threadpool_destroy(m->pool);
     if (m->scratch_group) kiln_scratch_group_unref(m->scratch_group); /* after every member context */
-    m->magic = 0;
     kiln_program_release(m->program);
     const kiln_allocator a = *m->allocator; /* m->allocator may point into m */
     kiln_free(&a, m->target);
     kiln_free(&a, m);
 }
 
-kiln_status kiln_method_load(kiln_module *m, const char *name, kiln_method **out)
+/* ---- loading and unloading ------------------------------------------------------------------ */
+
+static kiln_status method_new(kiln_module_obj *m, const char *name, kiln_method **out, char *why, size_t why_size)
 {
-    KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
-    *out = NULL;
-    KILN_CHECK(m && name, KILN_ERROR_INVALID_ARGUMENT);
-    KILN_CHECK(m->magic == KILN_MODULE_MAGIC, KILN_ERROR_STALE_HANDLE);
     const kiln_program_view *v = &m->program->view;
+    KILN_TRY(kiln_program_check_file(m->program, why, why_size));
     uint32_t index = UINT32_MAX;
     for (uint64_t i = 0; i < v->n_methods && index == UINT32_MAX; i++)
         if (strcmp(kiln_view_string(v, v->methods[i].name), name) == 0) index = (uint32_t)i;
-    KILN_CHECK(index != UINT32_MAX, KILN_ERROR_NOT_FOUND);
-    kiln_method *h = KILN_NEW(m->allocator, kiln_method);
-    KILN_CHECK(h, KILN_ERROR_OUT_OF_MEMORY);
-    kiln_method_state *s;
-    kiln_status st = kiln_method_state_create(m, index, &s);
+    if (index == UINT32_MAX) {
+        char shown[KILN_ESCAPED_NAME_SIZE];
+        say(why, why_size, "the program has no method '%s'", kiln_text_escape(shown, sizeof shown, name, (size_t)-1));
+        return KILN_ERROR_NOT_FOUND;
+    }
+    kiln_method_obj *x = KILN_NEW(m->allocator, kiln_method_obj);
+    KILN_CHECK(x, KILN_ERROR_OUT_OF_MEMORY);
+    kiln_status st = kiln_method_state_create(m, index, &x->state, why, why_size);
+    if (st == KILN_OK) st = kiln_handle_add(KILN_HANDLE_METHOD, x, &x->handle);
     if (st != KILN_OK) {
-        if (st != KILN_ERROR_NO_RUNNABLE_TARGET && st < KILN_ERROR_BACKEND)
-            kiln_module_set_error(m, "loading method '%s' failed: %s", name, kiln_status_str(st));
-        kiln_free(m->allocator, h);
+        if (x->state) kiln_method_state_destroy(m, x->state);
+        kiln_free(m->allocator, x);
         return st;
     }
-    h->magic = KILN_METHOD_MAGIC;
-    h->state = s;
-    h->module = m;
+    x->module = m;
     pthread_mutex_lock(&m->lock);
-    h->next = m->handles;
-    m->handles = h;
+    x->next = m->methods;
+    if (x->next) x->next->prev = x;
+    m->methods = x;
     pthread_mutex_unlock(&m->lock);
-    *out = h;
+    *out = (kiln_method *)x->handle;
     return KILN_OK;
 }
 
-void kiln_method_unload(kiln_method *h)
+kiln_status kiln_method_load_with_message(kiln_module *module, const char *name, kiln_method **out, char *message,
+                                          size_t message_size)
 {
-    if (!h || h->magic != KILN_METHOD_MAGIC) return;
-    kiln_module *m = h->module;
-    pthread_mutex_lock(&m->lock);
-    kiln_method_state *s = h->state;
-    h->state = NULL;
-    pthread_mutex_unlock(&m->lock);
-    if (s) kiln_method_state_destroy(m, s);
+    say(message, message_size, "%s", "");
+    KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
+    *out = NULL;
+    KILN_CHECK(module && name, KILN_ERROR_INVALID_ARGUMENT);
+    kiln_module_obj *m = kiln_handle_pin((uintptr_t)module, KILN_HANDLE_MODULE);
+    if (!m) {
+        say(message, message_size, "the module handle is stale (destroyed) or not a module");
+        return KILN_ERROR_STALE_HANDLE;
+    }
+    char why[KILN_MESSAGE_SIZE] = "";
+    kiln_status st = method_new(m, name, out, why, sizeof why);
+    if (st != KILN_OK) {
+        char shown[KILN_ESCAPED_NAME_SIZE], line[KILN_MESSAGE_SIZE];
+        snprintf(line, sizeof line, "loading method '%s' failed: %s", kiln_text_escape(shown, sizeof shown, name, (size_t)-1),
+                 why[0] ? why : kiln_status_str(st));
+        say(message, message_size, "%s", line);
+        pthread_mutex_lock(&m->lock);
+        kiln_thread_error *e = thread_error_locked(m, true);
+        if (e) memcpy(e->text, line, sizeof line);
+        pthread_mutex_unlock(&m->lock);
+    }
+    kiln_handle_unpin((uintptr_t)module);
+    return st;
 }
 
-/* The live state behind a handle, or NULL for NULL/stale handles. */
-static kiln_method_state *state_of(const kiln_method *h)
+kiln_status kiln_method_load(kiln_module *module, const char *name, kiln_method **out)
 {
-    if (!h || h->magic != KILN_METHOD_MAGIC) return NULL;
-    return h->state;
+    return kiln_method_load_with_message(module, name, out, NULL, 0);
 }
 
-size_t kiln_method_input_count(const kiln_method *h)
+void kiln_method_unload(kiln_method *method)
 {
-    const kiln_method_state *s = state_of(h);
-    return s ? s->n_inputs : 0;
+    kiln_method_obj *x = kiln_handle_retire((uintptr_t)method, KILN_HANDLE_METHOD);
+    if (x) method_free(x->module, x);
 }
 
-size_t kiln_method_output_count(const kiln_method *h)
+/* ---- the loaded method's entry points --------------------------------------------------------
+ * Each pins the handle, works on the state and unpins; NULL or a stale handle gives
+ * KILN_ERROR_STALE_HANDLE (or the documented zero/NULL). */
+
+static kiln_method_obj *pin(const kiln_method *h) { return kiln_handle_pin((uintptr_t)h, KILN_HANDLE_METHOD); }
+static void unpin(const kiln_method *h) { kiln_handle_unpin((uintptr_t)h); }
+
+typedef enum count_kind { COUNT_INPUTS, COUNT_OUTPUTS, COUNT_DELEGATES } count_kind;
+
+/* One of the counts fixed at load, 0 for a stale handle. */
+static size_t count_of(const kiln_method *h, count_kind kind)
 {
-    const kiln_method_state *s = state_of(h);
-    return s ? s->n_outputs : 0;
+    kiln_method_obj *x = pin(h);
+    if (!x) return 0;
+    const kiln_method_state *s = x->state;
+    size_t n = kind == COUNT_INPUTS ? s->n_inputs : kind == COUNT_OUTPUTS ? s->n_outputs : s->n_delegates;
+    unpin(h);
+    return n;
 }
 
-const char *kiln_method_input_name(const kiln_method *h, size_t index)
+size_t kiln_method_input_count(const kiln_method *h) { return count_of(h, COUNT_INPUTS); }
+size_t kiln_method_output_count(const kiln_method *h) { return count_of(h, COUNT_OUTPUTS); }
+size_t kiln_method_delegate_count(const kiln_method *h) { return count_of(h, COUNT_DELEGATES); }
+
+static const char *io_name(const kiln_method *h, bool input, size_t index)
 {
-    const kiln_method_state *s = state_of(h);
-    return s && index < s->n_inputs ? s->values[s->inputs[index]].name : NULL;
+    kiln_method_obj *x = pin(h);
+    if (!x) return NULL;
+    const kiln_method_state *s = x->state;
+    const char *name = NULL;
+    if (index < (input ? s->n_inputs : s->n_outputs)) name = s->values[input ? s->inputs[index] : s->outputs[index]].name;
+    unpin(h);
+    return name;
 }
 
-const char *kiln_method_output_name(const kiln_method *h, size_t index)
-{
-    const kiln_method_state *s = state_of(h);
-    return s && index < s->n_outputs ? s->values[s->outputs[index]].name : NULL;
-}
+const char *kiln_method_input_name(const kiln_method *h, size_t index) { return io_name(h, true, index); }
+const char *kiln_method_output_name(const kiln_method *h, size_t index) { return io_name(h, false, index); }
 
 static kiln_status io_info(const kiln_method *h, bool input, size_t index, kiln_tensor *out)
 {
-    KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
-    KILN_CHECK(h, KILN_ERROR_INVALID_ARGUMENT);
-    const kiln_method_state *s = state_of(h);
-    KILN_CHECK(s, KILN_ERROR_STALE_HANDLE);
-    KILN_CHECK(index < (input ? s->n_inputs : s->n_outputs), KILN_ERROR_INDEX_OUT_OF_RANGE);
-    *out = s->values[input ? s->inputs[index] : s->outputs[index]].declared;
-    out->data = NULL;
-    return KILN_OK;
+    KILN_CHECK(out && h, KILN_ERROR_INVALID_ARGUMENT);
+    kiln_method_obj *x = pin(h);
+    KILN_CHECK(x, KILN_ERROR_STALE_HANDLE);
+    const kiln_method_state *s = x->state;
+    kiln_status st = KILN_ERROR_INDEX_OUT_OF_RANGE;
+    if (index < (input ? s->n_inputs : s->n_outputs)) {
+        *out = s->values[input ? s->inputs[index] : s->outputs[index]].declared;
+        out->data = NULL;
+        st = KILN_OK;
+    }
+    unpin(h);
+    return st;
 }
 
 kiln_status kiln_method_input_info(const kiln_method *h, size_t index, kiln_tensor *out)
@@ -193,11 +341,8 @@ kiln_status kiln_method_output_info(const kiln_method *h, size_t index, kiln_ten
     return io_info(h, false, index, out);
 }
 
-kiln_status kiln_method_set_input(kiln_method *h, size_t index, const kiln_tensor *t)
+static kiln_status set_input(kiln_method_state *s, size_t index, const kiln_tensor *t)
 {
-    KILN_CHECK(h && t, KILN_ERROR_INVALID_ARGUMENT);
-    kiln_method_state *s = state_of(h);
-    KILN_CHECK(s, KILN_ERROR_STALE_HANDLE);
     KILN_CHECK(index < s->n_inputs, KILN_ERROR_INDEX_OUT_OF_RANGE);
     kiln_exec_value *v = &s->values[s->inputs[index]];
     KILN_CHECK(t->dtype == v->declared.dtype, KILN_ERROR_DTYPE_MISMATCH);
@@ -212,46 +357,54 @@ kiln_status kiln_method_set_input(kiln_method *h, size_t index, const kiln_tenso
     return KILN_OK;
 }
 
+kiln_status kiln_method_set_input(kiln_method *h, size_t index, const kiln_tensor *t)
+{
+    KILN_CHECK(h && t, KILN_ERROR_INVALID_ARGUMENT);
+    kiln_method_obj *x = pin(h);
+    KILN_CHECK(x, KILN_ERROR_STALE_HANDLE);
+    kiln_status st = set_input(x->state, index, t);
+    unpin(h);
+    return st;
+}
+
 kiln_status kiln_method_execute(kiln_method *h)
 {
     KILN_CHECK(h, KILN_ERROR_INVALID_ARGUMENT);
-    kiln_method_state *s = state_of(h);
-    KILN_CHECK(s, KILN_ERROR_STALE_HANDLE);
+    kiln_method_obj *x = pin(h);
+    KILN_CHECK(x, KILN_ERROR_STALE_HANDLE);
+    kiln_method_state *s = x->state;
+    /* Before any page of the mapping is read: a truncated file would be SIGBUS, a rewritten one
+       other weights. */
+    kiln_status st = kiln_program_check_file(x->module->program, NULL, 0);
     pthread_mutex_lock(&s->exec_lock);
-    kiln_status st = KILN_OK;
-    for (size_t i = 0; i < s->n_inputs; i++)
+    for (size_t i = 0; i < s->n_inputs && st == KILN_OK; i++)
         if (!s->input_set[i]) st = KILN_ERROR_INVALID_STATE;
-    if (st == KILN_OK) st = kiln_method_state_execute(h->module, s);
+    if (st == KILN_OK) st = kiln_method_state_execute(x->module, s);
     s->executed = st == KILN_OK;
     pthread_mutex_unlock(&s->exec_lock);
+    unpin(h);
     return st;
 }
 
 kiln_status kiln_method_get_output(kiln_method *h, size_t index, kiln_tensor *out)
 {
     KILN_CHECK(h && out, KILN_ERROR_INVALID_ARGUMENT);
-    kiln_method_state *s = state_of(h);
-    KILN_CHECK(s, KILN_ERROR_STALE_HANDLE);
-    KILN_CHECK(index < s->n_outputs, KILN_ERROR_INDEX_OUT_OF_RANGE);
-    pthread_mutex_lock(&s->exec_lock);
-    kiln_status st = s->executed ? KILN_OK : KILN_ERROR_INVALID_STATE;
-    if (st == KILN_OK) *out = s->values[s->outputs[index]].t;
-    pthread_mutex_unlock(&s->exec_lock);
+    kiln_method_obj *x = pin(h);
+    KILN_CHECK(x, KILN_ERROR_STALE_HANDLE);
+    kiln_method_state *s = x->state;
+    kiln_status st = KILN_ERROR_INDEX_OUT_OF_RANGE;
+    if (index < s->n_outputs) {
+        pthread_mutex_lock(&s->exec_lock);
+        st = s->executed ? KILN_OK : KILN_ERROR_INVALID_STATE;
+        if (st == KILN_OK) *out = s->values[s->outputs[index]].t;
+        pthread_mutex_unlock(&s->exec_lock);
+    }
+    unpin(h);
     return st;
 }
 
-size_t kiln_method_delegate_count(const kiln_method *h)
+static kiln_status context_id(const kiln_method_state *s, size_t index, uint64_t *out)
 {
-    const kiln_method_state *s = state_of(h);
-    return s ? s->n_delegates : 0;
-}
-
-kiln_status kiln_method_context_id(const kiln_method *h, size_t index, uint64_t *out)
-{
-    KILN_CHECK(h && out, KILN_ERROR_INVALID_ARGUMENT);
-    const kiln_method_state *s = state_of(h);
-    KILN_CHECK(s, KILN_ERROR_STALE_HANDLE);
-    KILN_CHECK(index < s->n_delegates, KILN_ERROR_INDEX_OUT_OF_RANGE);
     size_t seen = 0;
     for (size_t i = 0; i < s->n_instrs; i++) {
         const kiln_exec_instr *in = &s->instrs[i];
@@ -262,4 +415,14 @@ kiln_status kiln_method_context_id(const kiln_method *h, size_t index, uint64_t 
         return KILN_OK;
     }
     return KILN_ERROR_INDEX_OUT_OF_RANGE;
+}
+
+kiln_status kiln_method_context_id(const kiln_method *h, size_t index, uint64_t *out)
+{
+    KILN_CHECK(h && out, KILN_ERROR_INVALID_ARGUMENT);
+    kiln_method_obj *x = pin(h);
+    KILN_CHECK(x, KILN_ERROR_STALE_HANDLE);
+    kiln_status st = context_id(x->state, index, out);
+    unpin(h);
+    return st;
 }

@@ -2,7 +2,9 @@
  *
  * Layer: runtime. Depends on core, format and kernels/portable.
  * Ownership: a program is reference-counted (the caller's open reference plus one per module);
- * a module owns its methods; a method's memory comes from its module's allocator. Three kinds
+ * a module owns its methods; a method's memory comes from its module's allocator. The public
+ * handles are never these structs' addresses: each is a slot of the handle table
+ * (handle_table.h) that public entry points pin before they touch the object. Three kinds
  * of memory, kept apart: load-time structures (method->load arena), planned activations
  * (method->arena, offsets from the program, verified at load) and per-call scratch.
  */
@@ -12,6 +14,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "core/arena.h"
 #include "core/threadpool.h"
@@ -20,31 +24,51 @@
 #include "kiln/backend.h"
 #include "kiln/kiln.h"
 
-#define KILN_MODULE_MAGIC 0x4D4F444Bu  /* "KDOM" */
-#define KILN_METHOD_MAGIC 0x4854454Du  /* "METH" */
+#define KILN_MESSAGE_SIZE 512   /* one-line failure messages of loads and module creation */
 
-struct kiln_program {
-    atomic_int refs;
+/* The object behind a kiln_program handle. Tables and segment data are kept apart (the
+   contract is in kiln.h, "Program files"): view's tables point into `tables`, a private copy
+   made and validated at open, and only segment data (weights, constants, delegate payloads) is
+   read from the mapping. */
+typedef struct kiln_program_obj {
+    atomic_int refs;        /* the caller's (until kiln_program_close) + one per module */
+    uintptr_t handle;       /* the caller's handle */
     kiln_program_view view;
+    void *tables;           /* private copy of the file's tables (default allocator) */
     void *mapping;          /* mmap'd file, or NULL for kiln_program_open_memory */
     size_t mapping_size;
-};
+    /* The file as it was at open (kiln_program_open only; fd -1 otherwise): the descriptor
+       keeps the mapped inode, whose size and modification time are compared before every load
+       and execute (kiln_program_check_file). */
+    int fd;
+    int64_t file_size;
+    struct timespec file_mtime;
+    char *path;             /* for messages */
+} kiln_program_obj;
 
 typedef struct kiln_method_state kiln_method_state;
+typedef struct kiln_module_obj kiln_module_obj;
 
-/* A method handle. Handles are never reused within their module: unloading clears `state`, so
-   a stale handle is detected (KILN_ERROR_STALE_HANDLE) instead of reaching freed memory. They
-   are freed with the module. */
-struct kiln_method {
-    uint32_t magic;
-    kiln_method_state *state;   /* NULL once unloaded */
-    kiln_module *module;
-    kiln_method *next;          /* the module's handle list */
-};
+/* The object behind a kiln_method handle, on its module's list until unloaded. */
+typedef struct kiln_method_obj {
+    uintptr_t handle;
+    kiln_method_state *state;
+    kiln_module_obj *module;
+    struct kiln_method_obj *prev, *next;   /* the module's methods (module->lock) */
+} kiln_method_obj;
 
-struct kiln_module {
-    uint32_t magic;
-    kiln_program *program;
+/* The last load failure of one thread on one module (kiln_module_last_error). Only its thread
+   writes or reads `text`, so the text is never shared between threads. */
+typedef struct kiln_thread_error {
+    pthread_t thread;
+    struct kiln_thread_error *next;
+    char text[KILN_MESSAGE_SIZE];
+} kiln_thread_error;
+
+/* The object behind a kiln_module handle. */
+struct kiln_module_obj {
+    uintptr_t handle;
+    kiln_program_obj *program;          /* one reference */
     const kiln_allocator *allocator;    /* options->allocator, or &own_allocator */
     kiln_allocator own_allocator;       /* without options->allocator: a default allocator whose
                                            address is this module's own, so that its contexts are
@@ -53,9 +77,10 @@ struct kiln_module {
     int num_threads;            /* resolved: >= 1 */
     kiln_threadpool *pool;      /* num_threads - 1 workers, or NULL when single-threaded */
     char *target;               /* forced record name or NULL */
-    pthread_mutex_t lock;       /* guards the handle list and last_error */
-    kiln_method *handles;
-    char last_error[512];
+    pthread_mutex_t lock;       /* guards methods and errors */
+    pthread_cond_t unlinked;    /* broadcast when an unload has removed its method from the list */
+    kiln_method_obj *methods;
+    kiln_thread_error *errors;
 };
 
 /* Registers the backends built into libkiln (once per process); defined by the library glue
@@ -108,17 +133,27 @@ struct kiln_method_state {
 kiln_status kiln_scratch_group_retain(kiln_scratch_group *group);
 void kiln_scratch_group_unref(kiln_scratch_group *group);
 
-/* Record a failure message on the module (module.c). */
-void kiln_module_set_error(kiln_module *module, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* program.c */
+void kiln_program_retain(kiln_program_obj *p);
+void kiln_program_release(kiln_program_obj *p);
+/* KILN_OK while the program's file is as it was at open (always for memory programs);
+   KILN_ERROR_IO, with "program file X changed since it was opened; reopen it" in message (may be
+   NULL), once its size or modification time differ or it cannot be checked. One fstat. */
+kiln_status kiln_program_check_file(const kiln_program_obj *p, char *message, size_t message_size);
 
-void kiln_program_retain(kiln_program *p);
-void kiln_program_release(kiln_program *p);
+/* module_target.c: KILN_OK when a module of p may force record `target` (module options):
+   some context binary of the program has a record of that name and the name is a target its
+   backend knows (a program without context binaries only needs the name to be known).
+   KILN_ERROR_NO_RUNNABLE_TARGET with a message listing the names that exist;
+   KILN_ERROR_OUT_OF_MEMORY. */
+kiln_status kiln_module_check_target(const kiln_program_obj *p, const char *target, char *message, size_t message_size);
 
-/* method_load.c */
-kiln_status kiln_method_state_create(kiln_module *module, uint32_t method_index, kiln_method_state **out);
-void kiln_method_state_destroy(kiln_module *module, kiln_method_state *s);
+/* method_load.c: on failure, message (message_size >= 1) says why in one line, or is "". */
+kiln_status kiln_method_state_create(kiln_module_obj *module, uint32_t method_index, kiln_method_state **out,
+                                     char *message, size_t message_size);
+void kiln_method_state_destroy(kiln_module_obj *module, kiln_method_state *s);
 /* method_exec.c */
-kiln_status kiln_method_state_execute(kiln_module *module, kiln_method_state *s);
-void kiln_method_state_free_dynamic(kiln_module *module, kiln_method_state *s);
+kiln_status kiln_method_state_execute(kiln_module_obj *module, kiln_method_state *s);
+void kiln_method_state_free_dynamic(kiln_module_obj *module, kiln_method_state *s);
 
 #endif

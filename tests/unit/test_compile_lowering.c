@@ -221,6 +221,7 @@ static void compiled_steps(uint8_t *onnx, size_t onnx_size, const char *precisio
         if (steps[s].op == KILN_CPU_OP_CONV2D) memcpy(conv, steps[s].params, sizeof *conv);
         if (steps[s].op == KILN_CPU_OP_GEMM) memcpy(gemm, steps[s].params, sizeof *gemm);
     }
+    kiln_ctxbin_close(&bin);
     free(program);
 }
 

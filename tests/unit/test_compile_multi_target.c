@@ -161,6 +161,7 @@ static void test_blocks(const uint8_t *program, size_t size)
     /* conv bias (folded), depthwise filters + bias, layernorm scale + bias, mul operand, gemm bias */
     EXPECT(unpacked >= 7);
     EXPECT(packed == 2); /* conv filters, gemm B */
+    kiln_ctxbin_close(&bin);
 }
 
 /* The outputs of a program's forward method with record `target` forced (NULL: portable

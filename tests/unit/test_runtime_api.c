@@ -11,19 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "unit_expect.h"
-
-#define N 60 /* elements of [3,4,5] */
+#include "test_runtime_support.h"
 
 static void fill(float *v, float scale, float offset)
 {
     for (int i = 0; i < N; i++) v[i] = scale * (float)i + offset;
-}
-
-static kiln_tensor tensor_of(float *data)
-{
-    kiln_tensor t = {KILN_DTYPE_F32, 3, {3, 4, 5}, data};
-    return t;
 }
 
 /* Sets x and y, executes, and checks that output 0 is x + y. */
@@ -184,19 +176,7 @@ static void test_stale_handles(kiln_program *p)
     REQUIRE(kiln_method_load(m, "forward", &h) == KILN_OK);
     run_add(h, 1, 2);
     kiln_method_unload(h);
-    float x[N];
-    fill(x, 1, 0);
-    kiln_tensor t = tensor_of(x), info;
-    uint64_t id;
-    EXPECT_STATUS(kiln_method_set_input(h, 0, &t), KILN_ERROR_STALE_HANDLE);
-    EXPECT_STATUS(kiln_method_execute(h), KILN_ERROR_STALE_HANDLE);
-    EXPECT_STATUS(kiln_method_get_output(h, 0, &info), KILN_ERROR_STALE_HANDLE);
-    EXPECT_STATUS(kiln_method_input_info(h, 0, &info), KILN_ERROR_STALE_HANDLE);
-    EXPECT_STATUS(kiln_method_output_info(h, 0, &info), KILN_ERROR_STALE_HANDLE);
-    EXPECT_STATUS(kiln_method_context_id(h, 0, &id), KILN_ERROR_STALE_HANDLE);
-    EXPECT(kiln_method_input_count(h) == 0 && kiln_method_output_count(h) == 0);
-    EXPECT(kiln_method_input_name(h, 0) == NULL && kiln_method_delegate_count(h) == 0);
-    kiln_method_unload(h);                          /* a second unload is ignored */
+    expect_stale_method(h);                         /* ends with a second unload, ignored */
     /* A fresh load gives a working handle; the stale one stays stale. */
     kiln_method *h2;
     EXPECT_STATUS(kiln_method_load(m, "forward", &h2), KILN_OK);

@@ -153,7 +153,7 @@ kiln_status kiln_cpu_context_bind(kiln_cpu_context *c)
         const kiln_ctx_tensor *fmt = kiln_ctxbin_tensors(&c->bin, g->fmt);
         for (uint32_t t = 0; t < n_tensors; t++) {
             kiln_ctxbin_tensor_view(&fmt[t], &g->tensors[t]);
-            if (fmt[t].kind == KILN_CTX_TENSOR_WEIGHT) /* read in place: the payload is mapped read-only */
+            if (fmt[t].kind == KILN_CTX_TENSOR_WEIGHT) /* read in place (numbers only): the payload is mapped read-only */
                 g->tensors[t].data = (void *)(kiln_ctxbin_block_data(&c->bin, fmt[t].block) + fmt[t].offset);
         }
     }
@@ -174,6 +174,7 @@ void kiln_cpu_context_destroy(kiln_cpu_context *c)
     else if (c->group && !c->owner) kiln_cpu_group_free(c->group); /* the owner's group, already unregistered */
     for (uint32_t i = 0; c->graphs && i < c->record->n_graphs; i++) kiln_free(a, c->graphs[i].tensors);
     kiln_free(a, c->graphs);
+    kiln_ctxbin_close(&c->bin); /* after the graphs: c->record points into the copy */
     kiln_free(a, c->target);
     c->magic = 0;
     kiln_free(a, c);

@@ -3,7 +3,8 @@
  * Layer: backends/cpu/rt. A context is the validated view of its binary, the record selected
  * for this CPU with that record's kernel table, per graph the shape of every tensor with the
  * weights bound in place (pointers into the payload, never copies), its scratch-group
- * membership and an id that is never reused. The delegate cache (context_cache.c) builds
+ * membership and an id that is never reused. The binary's tables are the reader's private copy
+ * (ctxbin_reader.h), owned by the context; only weights are read from the payload. The delegate cache (context_cache.c) builds
  * contexts in stages under a guard; after any stage kiln_cpu_context_destroy frees exactly what
  * was built. Everything but the sharing fields is immutable once published.
  *

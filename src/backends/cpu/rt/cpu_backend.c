@@ -15,8 +15,12 @@
  */
 #include "backends/cpu/rt/cpu_backend.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "backends/cpu/rt/context_cache.h"
 #include "backends/cpu/rt/scratch_group.h"
+#include "backends/cpu/targets.h"
 #include "core/alloc.h"
 #include "core/check.h"
 
@@ -147,6 +151,45 @@ static uint64_t cpu_context_id(void *user, void *handle)
     return d ? d->context->id : 0;
 }
 
+/* "a, b, c" of every target this runtime knows. */
+static void known_targets(char *names, size_t size)
+{
+    size_t n = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < kiln_cpu_target_count() && n < size; i++) {
+        int w = snprintf(names + n, size - n, "%s%s", i ? ", " : "", kiln_cpu_target_at(i)->name);
+        if (w < 0) break;
+        n += (size_t)w;
+    }
+}
+
+/* kiln_module_create's question (backend.h): is `target` a name we know, or a record of payload?
+   The payload is validated as at load (its tables copied), so nothing unproven is read. */
+static kiln_status cpu_find_target(void *user, const void *payload, size_t payload_size, const char *target, char *names,
+                                   size_t names_size)
+{
+    (void)user;
+    if (names_size) names[0] = '\0';
+    if (!payload) {
+        if (kiln_cpu_target_find(target)) return KILN_OK;
+        if (names_size) known_targets(names, names_size);
+        return KILN_ERROR_NOT_FOUND;
+    }
+    kiln_ctxbin bin;
+    if (kiln_ctxbin_open(&bin, payload, payload_size, kiln_allocator_default(), NULL, 0) != KILN_OK)
+        return KILN_ERROR_INCOMPATIBLE;
+    kiln_status st = KILN_ERROR_NOT_FOUND;
+    size_t n = 0;
+    for (uint32_t i = 0; i < bin.header->n_records && st != KILN_OK; i++) {
+        const char *name = kiln_ctxbin_string(&bin, bin.records[i].target);
+        if (strcmp(name, target) == 0) st = KILN_OK;
+        int w = n < names_size ? snprintf(names + n, names_size - n, "%s%s", i ? ", " : "", name) : -1;
+        if (w > 0) n += (size_t)w;
+    }
+    kiln_ctxbin_close(&bin);
+    return st;
+}
+
 static const kiln_backend cpu_backend = {
     .abi_version = KILN_BACKEND_ABI_VERSION,
     .struct_size = sizeof(kiln_backend),
@@ -156,6 +199,7 @@ static const kiln_backend cpu_backend = {
     .execute = cpu_execute,
     .destroy = cpu_destroy,
     .context_id = cpu_context_id,
+    .find_target = cpu_find_target,
 };
 
 const kiln_backend *kiln_cpu_backend(void) { return &cpu_backend; }

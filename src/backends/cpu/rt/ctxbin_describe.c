@@ -79,5 +79,6 @@ void kiln_cpu_ctxbin_desc_free(kiln_cpu_ctxbin_desc *desc)
 {
     if (!desc) return;
     if (desc->arena.allocator) kiln_arena_deinit(&desc->arena);
+    kiln_ctxbin_close(&desc->bin);
     memset(desc, 0, sizeof *desc);
 }

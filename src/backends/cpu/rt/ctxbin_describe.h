@@ -45,7 +45,7 @@ typedef struct kiln_cpu_record_desc {
 } kiln_cpu_record_desc;
 
 typedef struct kiln_cpu_ctxbin_desc {
-    kiln_ctxbin bin;                /* the validated view (points into the caller's bytes) */
+    kiln_ctxbin bin;                /* the validated view (its tables a copy; weights in the caller's bytes) */
     uint64_t signature;
     uint32_t precision, spec_flags;
     uint64_t group_scratch_size;    /* header field; 0: contexts size scratch to their own need */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/check.h"
 #include "core/cpu_features.h"
 
@@ -75,21 +76,19 @@ kiln_status kiln_ctxbin_peek_signature(const void *data, size_t size, uint64_t *
     return KILN_OK;
 }
 
-static kiln_status check_header(reader *rd, const void *data, size_t size)
+/* The header of the copy at b->base (b->size bytes of tables, at least the header). */
+static kiln_status check_header(reader *rd)
 {
     kiln_ctxbin *b = rd->bin;
-    if (!data || ((uintptr_t)data % 8) != 0) return REJECT(rd, "payload is not 8-byte aligned");
-    if (size < KILN_CTX_HEADER_SIZE) return REJECT(rd, "%zu bytes, shorter than its header", size);
-    const kiln_ctx_header *h = data;
-    b->base = data;
-    b->size = size;
+    const kiln_ctx_header *h = (const kiln_ctx_header *)(const void *)b->base;
     b->header = h;
     if (memcmp(h->magic, KILN_CTX_MAGIC, 8) != 0) return REJECT(rd, "bad magic (not a cpu context binary)");
     if (h->version != KILN_CTX_VERSION)
         return REJECT(rd, "format version %u; this runtime reads version %u", h->version, KILN_CTX_VERSION);
     if (h->flags != 0) return REJECT(rd, "unknown header flags 0x%x", h->flags);
-    if (h->file_size != size)
-        return REJECT(rd, "header says %llu bytes, payload has %zu", (unsigned long long)h->file_size, size);
+    if (h->file_size != b->payload_size)
+        return REJECT(rd, "header says %llu bytes, payload has %llu", (unsigned long long)h->file_size,
+                      (unsigned long long)b->payload_size);
     if (h->precision > KILN_CTX_PRECISION_BF16) return REJECT(rd, "unknown precision %u", h->precision);
     if (h->spec_flags & ~(KILN_CTX_SPEC_SLC | KILN_CTX_SPEC_WEIGHT_SHARING | KILN_CTX_SPEC_NO_STRASSEN))
         return REJECT(rd, "unknown compile-spec flags 0x%x", h->spec_flags);
@@ -117,7 +116,7 @@ static kiln_status check_blocks(reader *rd)
     const kiln_ctxbin *b = rd->bin;
     for (uint32_t i = 0; i < b->header->n_blocks; i++) {
         const kiln_ctx_block *k = &b->blocks[i];
-        if (k->offset % 64 != 0 || k->offset < KILN_CTX_HEADER_SIZE || !kiln_range_ok(k->offset, k->size, b->size))
+        if (k->offset % 64 != 0 || k->offset < KILN_CTX_HEADER_SIZE || !kiln_range_ok(k->offset, k->size, b->payload_size))
             return REJECT(rd, "weight block %u is out of range or not 64-byte aligned", i);
     }
     return KILN_OK;
@@ -266,14 +265,69 @@ static kiln_status check_record(reader *rd, uint32_t index)
     return check_graph_set(rd, r);
 }
 
+/* end, moved past a table of count elem-byte records at offset when that table lies inside
+   [0, limit). An empty table still counts with its offset, as table_ok requires. */
+static uint64_t extend(uint64_t end, uint64_t offset, uint64_t count, uint64_t elem, uint64_t limit)
+{
+    uint64_t bytes, last;
+    if (kiln_mul_u64(count, elem, &bytes) && kiln_add_u64(offset, bytes, &last) && last <= limit && last > end) return last;
+    return end;
+}
+
+/* Where the tables of the binary at data end, read from data itself (every read bounds-checked,
+   records and graphs copied out with memcpy, nothing retained). Tables outside the payload are
+   left out: the validation of the copy then rejects them. */
+static uint64_t tables_extent(const uint8_t *data, uint64_t size)
+{
+    kiln_ctx_header h;
+    memcpy(&h, data, sizeof h);
+    uint64_t end = KILN_CTX_HEADER_SIZE;
+    end = extend(end, h.strings_offset, h.strings_size, 1, size);
+    end = extend(end, h.blocks_offset, h.n_blocks, sizeof(kiln_ctx_block), size);
+    end = extend(end, h.records_offset, h.n_records, sizeof(kiln_ctx_record), size);
+    uint64_t records_bytes = (uint64_t)h.n_records * sizeof(kiln_ctx_record);
+    if (h.n_records > MAX_RECORDS || !kiln_range_ok(h.records_offset, records_bytes, size)) return end;
+    for (uint32_t r = 0; r < h.n_records; r++) {
+        kiln_ctx_record rec;
+        memcpy(&rec, data + h.records_offset + r * sizeof rec, sizeof rec);
+        end = extend(end, rec.graphs_offset, rec.n_graphs, sizeof(kiln_ctx_graph), size);
+        uint64_t graphs_bytes = (uint64_t)rec.n_graphs * sizeof(kiln_ctx_graph);
+        if (rec.n_graphs > MAX_GRAPHS || !kiln_range_ok(rec.graphs_offset, graphs_bytes, size)) continue;
+        for (uint32_t g = 0; g < rec.n_graphs; g++) {
+            kiln_ctx_graph graph;
+            memcpy(&graph, data + rec.graphs_offset + g * sizeof graph, sizeof graph);
+            end = extend(end, graph.tensors_offset, graph.n_tensors, sizeof(kiln_ctx_tensor), size);
+            end = extend(end, graph.steps_offset, graph.n_steps, sizeof(kiln_ctx_step), size);
+        }
+    }
+    return end;
+}
+
 kiln_status kiln_ctxbin_open(kiln_ctxbin *bin, const void *data, size_t size, const kiln_allocator *allocator,
                              char *message, size_t message_size)
 {
     memset(bin, 0, sizeof *bin);
     reader rd = {bin, allocator, message, message_size};
-    kiln_status st = check_header(&rd, data, size);
+    if (!data || ((uintptr_t)data % 8) != 0) return REJECT(&rd, "payload is not 8-byte aligned");
+    if (size < KILN_CTX_HEADER_SIZE) return REJECT(&rd, "%zu bytes, shorter than its header", size);
+    uint64_t extent = tables_extent(data, size);
+    bin->tables = kiln_alloc(allocator, (size_t)extent, 64);
+    KILN_CHECK(bin->tables, KILN_ERROR_OUT_OF_MEMORY);
+    memcpy(bin->tables, data, (size_t)extent);
+    bin->allocator = allocator;
+    bin->base = bin->tables;
+    bin->size = extent;
+    bin->payload = data;
+    bin->payload_size = size;
+    kiln_status st = check_header(&rd);
     if (st == KILN_OK) st = check_blocks(&rd);
     for (uint32_t i = 0; st == KILN_OK && i < bin->header->n_records; i++) st = check_record(&rd, i);
-    if (st != KILN_OK) memset(bin, 0, sizeof *bin);
+    if (st != KILN_OK) kiln_ctxbin_close(bin);
     return st;
+}
+
+void kiln_ctxbin_close(kiln_ctxbin *bin)
+{
+    if (bin->tables) kiln_free(bin->allocator, bin->tables);
+    memset(bin, 0, sizeof *bin);
 }

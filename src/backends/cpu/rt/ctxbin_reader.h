@@ -10,7 +10,14 @@
  *
  * Like the program reader, it does not re-hash the weight blocks or the signature: loading
  * stays O(metadata); `kiln inspect` checks the signature against the contents.
- * Nothing is copied: the view points into the caller's bytes, which must stay put while used.
+ *
+ * Tables are copied, weights are not: the payload may be a mapped file that someone rewrites
+ * in place (kiln.h, "Program files changed after open"). kiln_ctxbin_open first copies the
+ * binary's tables — header, strings, block, record, graph, tensor and step tables, i.e. bytes
+ * [0, end of the last table), which for binaries kiln writes is everything before the first
+ * weight block — into memory of its own, and validates that copy; the view's tables point into
+ * the copy and only weight blocks (read as numbers) into the payload. A change to the payload
+ * after open therefore cannot change a reference the runtime follows.
  */
 #ifndef KILN_BACKENDS_CPU_RT_CTXBIN_READER_H
 #define KILN_BACKENDS_CPU_RT_CTXBIN_READER_H
@@ -22,8 +29,12 @@
 #include "kiln/kiln.h"
 
 typedef struct kiln_ctxbin {
-    const uint8_t *base;
+    const uint8_t *base;                /* the copy of the tables: the binary's bytes [0, size) */
     uint64_t size;
+    const uint8_t *payload;             /* the binary itself: weight blocks are read from here */
+    uint64_t payload_size;
+    void *tables;                       /* owned copy behind base (allocator), NULL when closed */
+    const kiln_allocator *allocator;
     const kiln_ctx_header *header;
     const char *strings;                /* (strings_size bytes); first and last byte NUL */
     uint64_t strings_size;
@@ -31,11 +42,14 @@ typedef struct kiln_ctxbin {
     const kiln_ctx_record *records;     /* (header->n_records) */
 } kiln_ctxbin;
 
-/* Validate the binary at data (8-byte aligned, size bytes) and fill *bin. The allocator is
- * used for temporary bookkeeping only (nothing is retained). Statuses: KILN_OK,
- * KILN_ERROR_INCOMPATIBLE (message says why), KILN_ERROR_OUT_OF_MEMORY. */
+/* Copy the tables of the binary at data (8-byte aligned, size bytes), validate the copy and fill
+ * *bin. The copy comes from allocator and is held until kiln_ctxbin_close; data must stay mapped
+ * while the weights are read. Statuses: KILN_OK, KILN_ERROR_INCOMPATIBLE (message says why),
+ * KILN_ERROR_OUT_OF_MEMORY; on failure nothing is held. */
 kiln_status kiln_ctxbin_open(kiln_ctxbin *bin, const void *data, size_t size, const kiln_allocator *allocator,
                              char *message, size_t message_size);
+/* Free the copy of the tables; the view is empty afterwards. Harmless on an empty view. */
+void kiln_ctxbin_close(kiln_ctxbin *bin);
 
 /* The signature from the header of a binary that has not been validated yet (for cache lookup:
  * only the header's magic, size and alignment are checked). KILN_ERROR_INCOMPATIBLE if the bytes
@@ -58,7 +72,7 @@ static inline const kiln_ctx_step *kiln_ctxbin_steps(const kiln_ctxbin *b, const
 }
 static inline const uint8_t *kiln_ctxbin_block_data(const kiln_ctxbin *b, uint32_t block)
 {
-    return b->base + b->blocks[block].offset;
+    return b->payload + b->blocks[block].offset;
 }
 
 /* Index of the graph of record r that serves `method`: the graph of that name, or the record's
