@@ -94,12 +94,15 @@ kiln_status kiln_ir_plan_memory(kiln_ir_graph *g, kiln_ir_plan *plan)
             if (n->outputs[j] >= 0) mark_use(&g->values[n->outputs[j]], pos);
     }
     int32_t end = (int32_t)plan->n_instrs;
+    for (size_t i = 0; i < g->n_outputs; i++) mark_use(&g->values[g->outputs[i]], end);
+    /* Inputs last: an input that is also a graph output must stay live from before the first
+       instruction (mark_use would have read its -1 as "unused" and started it at `end`, letting
+       a temporary share its bytes). */
     for (size_t i = 0; i < g->n_inputs; i++) {
         kiln_ir_value *v = &g->values[g->inputs[i]];
         v->first_use = -1; /* set before the first instruction, kept across executes */
         v->last_use = end;
     }
-    for (size_t i = 0; i < g->n_outputs; i++) mark_use(&g->values[g->outputs[i]], end);
 
     int32_t *todo = KILN_ARENA_ARRAY(&g->arena, int32_t, g->n_values ? g->n_values : 1);
     placed *done = KILN_ARENA_ARRAY(&g->arena, placed, g->n_values ? g->n_values : 1);
