@@ -48,7 +48,8 @@ static kiln_status import_method(const kiln_compile_options *opt, const kiln_all
         }
         bytes = file;
     }
-    st = kiln_onnx_import(g, bytes, size, opt->input_shapes, opt->n_input_shapes, opt->input_shapes_by_position != 0);
+    st = kiln_onnx_import(g, bytes, size, m->model_path, opt->input_shapes, opt->n_input_shapes,
+                          opt->input_shapes_by_position != 0);
     kiln_free(a, file); /* the IR holds copies of everything it needs */
     if (st != KILN_OK) return st;
     return kiln_ir_infer_and_fold(g);

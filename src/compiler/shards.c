@@ -75,7 +75,7 @@ static kiln_status load_model(shard_job *j)
     }
     kiln_ir_graph_init(&j->g, j->a, j->message, j->message_size);
     j->g_live = true;
-    KILN_TRY(kiln_onnx_import(&j->g, bytes, size, j->opt->input_shapes, j->opt->n_input_shapes,
+    KILN_TRY(kiln_onnx_import(&j->g, bytes, size, j->method->model_path, j->opt->input_shapes, j->opt->n_input_shapes,
                               j->opt->input_shapes_by_position != 0));
     KILN_TRY(kiln_ir_infer_and_fold(&j->g));
     ProtobufCAllocator pa = {pb_alloc, pb_free, (void *)j->a};

@@ -10,37 +10,85 @@
 #include "onnx_builder.h"
 #include "unit_expect.h"
 
-/* Compiles the builder's model from memory; the program (free()) in *program when KILN_OK, else
+/* Compiles a serialized model from memory; the program (free()) in *program when KILN_OK, else
  * NULL. message receives the compiler's line. */
+static inline kiln_status tm_compile_bytes(const void *model, size_t model_size, int no_delegate, void **program,
+                                           size_t *size, char *message, size_t message_size)
+{
+    kiln_compile_options opt = {.struct_size = sizeof opt, .no_delegate = no_delegate};
+    kiln_compile_method m = {.name = "forward", .model_data = model, .model_size = model_size};
+    *program = NULL;
+    *size = 0;
+    return kiln_compile_memory(&opt, &m, 1, program, size, message, message_size);
+}
+
+/* The same for the builder's model. */
 static inline kiln_status tm_compile(const onnx_builder *b, int no_delegate, void **program, size_t *size,
                                      char *message, size_t message_size)
 {
     uint8_t *model;
     size_t model_size;
     onnx_builder_serialize(b, &model, &model_size);
-    kiln_compile_options opt = {.struct_size = sizeof opt, .no_delegate = no_delegate};
-    kiln_compile_method m = {.name = "forward", .model_data = model, .model_size = model_size};
-    *program = NULL;
-    *size = 0;
-    kiln_status st = kiln_compile_memory(&opt, &m, 1, program, size, message, message_size);
+    kiln_status st = tm_compile_bytes(model, model_size, no_delegate, program, size, message, message_size);
     free(model);
     return st;
 }
 
-/* Expects the model to fail with `want` and a message that is one line holding `needle`. */
-static inline void tm_expect_refused(const onnx_builder *b, kiln_status want, const char *needle)
+/* Expects the serialized model to fail with `want` and a message that is one line holding
+ * `needle` (and `needle2` when not NULL). */
+static inline void tm_expect_refused_bytes(const void *model, size_t model_size, kiln_status want, const char *needle,
+                                           const char *needle2)
 {
     void *program;
     size_t size;
-    char message[512];
-    kiln_status st = tm_compile(b, 1, &program, &size, message, sizeof message);
+    char message[1024];
+    kiln_status st = tm_compile_bytes(model, model_size, 1, &program, &size, message, sizeof message);
     EXPECT_STATUS(st, want);
-    bool found = strstr(message, needle) != NULL;
+    bool found = strstr(message, needle) != NULL && (!needle2 || strstr(message, needle2) != NULL);
     bool one_line = strchr(message, '\n') == NULL && strchr(message, '\r') == NULL;
-    if (!found || !one_line) fprintf(stderr, "  message: %s\n  expected it to contain: %s\n", message, needle);
+    if (!found || !one_line)
+        fprintf(stderr, "  message: %s\n  expected it to contain: %s%s%s\n", message, needle, needle2 ? " and " : "",
+                needle2 ? needle2 : "");
     EXPECT(found);
     EXPECT(one_line);
     free(program);
+}
+
+static inline void tm_expect_refused(const onnx_builder *b, kiln_status want, const char *needle, const char *needle2)
+{
+    uint8_t *model;
+    size_t model_size;
+    onnx_builder_serialize(b, &model, &model_size);
+    tm_expect_refused_bytes(model, model_size, want, needle, needle2);
+    free(model);
+}
+
+/* Expects the model to compile (on the portable kernels), printing the message when not. */
+static inline void tm_expect_compiles(const onnx_builder *b)
+{
+    void *program;
+    size_t size;
+    char message[1024];
+    kiln_status st = tm_compile(b, 1, &program, &size, message, sizeof message);
+    EXPECT_STATUS(st, KILN_OK);
+    if (st != KILN_OK) fprintf(stderr, "  message: %s\n", message);
+    free(program);
+}
+
+/* The serialized model with the first occurrence of `from` replaced by `to` (same length, may
+ * hold NUL bytes: n bytes of each); exits the test when `from` is not there. */
+static inline uint8_t *tm_patch(const onnx_builder *b, const char *from, const char *to, size_t n, size_t *size)
+{
+    uint8_t *model;
+    onnx_builder_serialize(b, &model, size);
+    for (size_t i = 0; i + n <= *size; i++) {
+        if (memcmp(model + i, from, n) == 0) {
+            memcpy(model + i, to, n);
+            return model;
+        }
+    }
+    fprintf(stderr, "tm_patch: '%s' is not in the model\n", from);
+    exit(1);
 }
 
 /* Loads method "forward" of the program, sets f32 inputs[i] (shape from the method), executes and
