@@ -8,8 +8,9 @@
  * a node output redefining a graph input or an initializer, opsets 2^32+13 (was read as 13), 99
  * and none at all, an attribute of the wrong type (Softmax `axis` as FLOAT used to compute over
  * the default axis), an attribute declared INT holding a FLOAT, an attribute given twice, and a
- * STRING attribute holding a NUL. Controls: the same models made right compile. Last, every
- * entry of the kernel table has a well-formed arity and attribute list.
+ * STRING attribute holding a NUL. Controls: the same models made right compile. External data
+ * in a model compiled from memory (no folder to find it in) is refused too (item 12). Last,
+ * every entry of the kernel table has a well-formed arity and attribute list.
  */
 #include <stdio.h>
 
@@ -174,6 +175,31 @@ static void attribute_types(void)
     onnx_builder_destroy(b);
 }
 
+/* External data needs the model's folder, which a model from memory does not have. */
+static void external_from_memory(void)
+{
+    unit_section("external data in a model compiled from memory");
+    static const float w[6] = {1, 2, 3, 4, 5, 6};
+    onnx_builder *b = onnx_builder_create(13);
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 2, shape);
+    onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 2, shape, w, sizeof w);
+    onnx_builder_node(b, "Add", "x,w", "y");
+    onnx_builder_output(b, "y");
+    Onnx__TensorProto *t = onnx_builder_model(b)->graph->initializer[0];
+    static Onnx__StringStringEntryProto location = ONNX__STRING_STRING_ENTRY_PROTO__INIT;
+    static Onnx__StringStringEntryProto *entries[1] = {&location};
+    location.key = "location";
+    location.value = "weights.bin";
+    t->has_raw_data = 0;
+    t->has_data_location = 1;
+    t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    t->n_external_data = 1;
+    t->external_data = entries;
+    tm_expect_refused(b, KILN_ERROR_MODEL, "initializer 'w': its data is in the external file 'weights.bin'",
+                      "compile the model from its file");
+    onnx_builder_destroy(b);
+}
+
 /* Every table entry: arity versions ascending with min <= max, and an attribute list of
    "name:T..." words whose letters are known, so kiln_kernel_attr_ok never skips a malformed one. */
 static void check_entry(const kiln_kernel *k, void *user)
@@ -207,6 +233,7 @@ int main(void)
     single_assignment();
     opsets();
     attribute_types();
+    external_from_memory();
     unit_section("the kernel table");
     kiln_portable_kernel_foreach(check_entry, NULL);
     return unit_finish("test_onnx_strict");
