@@ -21,6 +21,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/check.h"
+#include "core/text_escape.h"
 #include "kiln/compiler.h"
 
 #define MAX_SHARDS 1024
@@ -45,7 +46,8 @@ typedef struct shard_job {
     char **paths;               /* (n_shards) where shard i goes */
 } shard_job;
 
-/* The first failure's message wins; returns st. */
+/* The first failure's message wins; returns st. Paths and names in it are escaped by the caller
+   (kiln_text_escape); `inner` messages of kiln_compile_memory come escaped already. */
 static kiln_status fail(shard_job *j, kiln_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static kiln_status fail(shard_job *j, kiln_status st, const char *fmt, ...)
@@ -70,7 +72,10 @@ static kiln_status load_model(shard_job *j)
     size_t size = j->method->model_size;
     if (j->method->model_path) {
         kiln_status st = kiln_read_file(j->method->model_path, j->a, &j->model_file, &size);
-        if (st != KILN_OK) return fail(j, st, "cannot read model '%s'", j->method->model_path);
+        char path[1024];
+        if (st != KILN_OK)
+            return fail(j, st, "cannot read model '%s'",
+                        kiln_text_escape(path, sizeof path, j->method->model_path, (size_t)-1));
         bytes = j->model_file;
     }
     kiln_ir_graph_init(&j->g, j->a, j->message, j->message_size);
@@ -206,12 +211,18 @@ static kiln_status write_files(shard_job *j)
     size_t written = 0;
     while (st == KILN_OK && written < j->n_shards) {
         st = kiln_write_file_atomic(j->paths[written], j->programs[written], j->sizes[written]);
-        if (st != KILN_OK) fail(j, st, "cannot write shard program '%s'", j->paths[written]);
+        char path[1024];
+        if (st != KILN_OK)
+            fail(j, st, "cannot write shard program '%s'",
+                 kiln_text_escape(path, sizeof path, j->paths[written], (size_t)-1));
         else written++;
     }
     if (st == KILN_OK) {
         st = kiln_write_file_atomic(j->manifest_path, manifest.data, manifest.size);
-        if (st != KILN_OK) fail(j, st, "cannot write the manifest '%s'", j->manifest_path);
+        char path[1024];
+        if (st != KILN_OK)
+            fail(j, st, "cannot write the manifest '%s'",
+                 kiln_text_escape(path, sizeof path, j->manifest_path, (size_t)-1));
     }
     if (st != KILN_OK)
         for (size_t i = 0; i < written; i++) remove(j->paths[i]); /* the ones this call completed */

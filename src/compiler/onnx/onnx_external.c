@@ -180,14 +180,16 @@ kiln_status kiln_onnx_external_read(const kiln_onnx_external *ext, const Onnx__T
     struct stat st;
     KILN_TRY(open_inside(ext, e.location, joined, &fd, &st, why, why_size));
     kiln_status status = KILN_OK;
-    uint64_t length = e.has_length ? e.length : (e.offset <= (uint64_t)st.st_size ? (uint64_t)st.st_size - e.offset : 0);
+    uint64_t file_size = (uint64_t)st.st_size;
+    /* no length: the data runs to the end of the file */
+    uint64_t length = e.has_length ? e.length : e.offset <= file_size ? file_size - e.offset : 0;
     if (length != bytes) {
         snprintf(why, why_size, "external data in '%s' is %llu bytes long; the tensor's dims and type need %zu",
                  e.location, (unsigned long long)length, bytes);
         status = KILN_ERROR_MODEL;
-    } else if (!kiln_range_ok(e.offset, length, (uint64_t)st.st_size)) {
+    } else if (!kiln_range_ok(e.offset, length, file_size)) {
         snprintf(why, why_size, "external data file '%s' holds %llu bytes; the tensor needs bytes %llu to %llu "
-                 "(the file is truncated or the offset is wrong)", e.location, (unsigned long long)st.st_size,
+                 "(the file is truncated or the offset is wrong)", e.location, (unsigned long long)file_size,
                  (unsigned long long)e.offset, (unsigned long long)(e.offset + length));
         status = KILN_ERROR_MODEL;
     } else if (bytes && read_range(fd, e.offset, dst, bytes) != KILN_OK) {

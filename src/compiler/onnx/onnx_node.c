@@ -55,8 +55,9 @@ static kiln_status attr_type(kiln_ir_graph *g, const Onnx__AttributeProto *a, co
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
         if (!fields[k].used) continue;
         if (declared >= 0 && fields[k].type != declared)
-            return kiln_ir_fail(g, KILN_ERROR_MODEL, "node '%s' (%s): attribute '%s' is declared %s but holds a %s value",
-                                node, op, name, onnx_attr_type_name(declared), onnx_attr_type_name(fields[k].type));
+            return kiln_ir_fail(g, KILN_ERROR_MODEL,
+                                "node '%s' (%s): attribute '%s' is declared %s but holds a %s value", node, op, name,
+                                onnx_attr_type_name(declared), onnx_attr_type_name(fields[k].type));
         if (used >= 0)
             return kiln_ir_fail(g, KILN_ERROR_MODEL, "node '%s' (%s): attribute '%s' holds both a %s and a %s value",
                                 node, op, name, onnx_attr_type_name(used), onnx_attr_type_name(fields[k].type));

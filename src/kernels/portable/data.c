@@ -55,7 +55,7 @@ static kiln_status concat_infer(const kiln_node *node, const kiln_tensor *const 
         KILN_CHECK(t->rank == first->rank, KILN_ERROR_SHAPE_MISMATCH);
         for (int64_t d = 0; d < (int64_t)t->rank; d++)
             KILN_CHECK(d == axis || t->shape[d] == first->shape[d], KILN_ERROR_SHAPE_MISMATCH);
-        KILN_CHECK(!__builtin_add_overflow(shape[axis], t->shape[axis], &shape[axis]), KILN_ERROR_NOT_SUPPORTED);
+        KILN_CHECK(!__builtin_add_overflow(shape[axis], t->shape[axis], &shape[axis]), KILN_ERROR_LIMIT);
     }
     KILN_TRY(kiln_shape_check_dims(shape, first->rank, first->dtype));
     if (OUT(0)) kiln_tensor_set_shape(OUT(0), first->dtype, first->rank, shape);

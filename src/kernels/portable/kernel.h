@@ -94,7 +94,8 @@ typedef struct kiln_kernel {
     /* Validate inputs and attributes, set output dtype/rank/shape, and say how much scratch
        run() needs (0 if none; *scratch_size is 0 on entry). Statuses: KILN_ERROR_SHAPE_MISMATCH,
        KILN_ERROR_DTYPE_MISMATCH, KILN_ERROR_INVALID_ARGUMENT (bad attribute), KILN_ERROR_NOT_SUPPORTED
-       (valid ONNX this kernel does not implement), KILN_ERROR_SHAPE_UNKNOWN. */
+       (valid ONNX this kernel does not implement), KILN_ERROR_LIMIT (an output too large to
+       address: kiln_shape_check_dims), KILN_ERROR_SHAPE_UNKNOWN. */
     kiln_status (*infer)(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
                          size_t *scratch_size);
     /* Compute outputs. Called only after infer() accepted the same shapes and attributes;
