@@ -19,30 +19,34 @@
 #include "core/check.h"
 #include "core/file_open.h"
 
-kiln_status kiln_onnx_external_init(kiln_onnx_external *ext, const char *model_path, char *why, size_t why_size)
+void kiln_onnx_external_init(kiln_onnx_external *ext, const char *model_path)
 {
-    ext->has_dir = false;
+    ext->model_path = model_path;
+    ext->resolved = false;
     ext->dir[0] = '\0';
-    if (why_size) why[0] = '\0';
-    if (!model_path) return KILN_OK;
+}
+
+/* The canonical folder of ext->model_path into ext->dir. */
+static kiln_status resolve_dir(kiln_onnx_external *ext, char *why, size_t why_size)
+{
     char dir[PATH_MAX];
-    const char *slash = strrchr(model_path, '/');
+    const char *path = ext->model_path, *slash = strrchr(path, '/');
     if (!slash) {
         snprintf(dir, sizeof dir, ".");
     } else {
-        size_t n = slash == model_path ? 1 : (size_t)(slash - model_path);
+        size_t n = slash == path ? 1 : (size_t)(slash - path);
         if (n >= sizeof dir) {
             snprintf(why, why_size, "the path of the model's folder is too long");
             return KILN_ERROR_IO;
         }
-        memcpy(dir, model_path, n);
+        memcpy(dir, path, n);
         dir[n] = '\0';
     }
     if (!realpath(dir, ext->dir)) {
         snprintf(why, why_size, "cannot resolve the model's folder '%s': %s", dir, strerror(errno));
         return KILN_ERROR_IO;
     }
-    ext->has_dir = true;
+    ext->resolved = true;
     return KILN_OK;
 }
 
@@ -159,13 +163,13 @@ static kiln_status read_range(int fd, uint64_t offset, void *dst, size_t bytes)
     return KILN_OK;
 }
 
-kiln_status kiln_onnx_external_read(const kiln_onnx_external *ext, const Onnx__TensorProto *tp, void *dst,
+kiln_status kiln_onnx_external_read(kiln_onnx_external *ext, const Onnx__TensorProto *tp, void *dst,
                                     size_t bytes, char *why, size_t why_size)
 {
     if (why_size) why[0] = '\0';
     external_entries e;
     KILN_TRY(read_entries(tp, &e, why, why_size));
-    if (!ext || !ext->has_dir) {
+    if (!ext || !ext->model_path) {
         snprintf(why, why_size, "its data is in the external file '%s', which is found relative to the model's "
                  "folder: compile the model from its file, not from memory", e.location);
         return KILN_ERROR_MODEL;
@@ -174,6 +178,7 @@ kiln_status kiln_onnx_external_read(const kiln_onnx_external *ext, const Onnx__T
         snprintf(why, why_size, "it holds raw_data and also names the external file '%s'", e.location);
         return KILN_ERROR_MODEL;
     }
+    if (!ext->resolved) KILN_TRY(resolve_dir(ext, why, why_size));
     char joined[PATH_MAX];
     KILN_TRY(join_location(ext, e.location, joined, sizeof joined, why, why_size));
     int fd;

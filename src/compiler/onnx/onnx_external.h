@@ -22,15 +22,16 @@
 #include "kiln/kiln.h"
 #include "onnx/onnx.pb-c.h"
 
-/* Where a model's external data may come from. */
+/* Where a model's external data may come from. The folder is resolved when the first external
+   tensor needs it, so a model without external data never depends on it. */
 typedef struct kiln_onnx_external {
-    bool has_dir;           /* false: the model came from memory and has no folder */
+    const char *model_path; /* the model file, not retained past the import; NULL: from memory */
+    bool resolved;          /* dir holds the folder */
     char dir[PATH_MAX];     /* the model file's folder, canonical (realpath) */
 } kiln_onnx_external;
 
-/* Sets up ext for the model file at model_path (NULL: a model from memory). KILN_ERROR_IO (with
- * a phrase in why, as above) when the folder cannot be resolved. */
-kiln_status kiln_onnx_external_init(kiln_onnx_external *ext, const char *model_path, char *why, size_t why_size);
+/* Sets up ext for the model file at model_path (NULL: a model from memory). */
+void kiln_onnx_external_init(kiln_onnx_external *ext, const char *model_path);
 
 /* Whether tp keeps its data in an external file. */
 bool kiln_onnx_tensor_is_external(const Onnx__TensorProto *tp);
@@ -39,10 +40,10 @@ bool kiln_onnx_tensor_is_external(const Onnx__TensorProto *tp);
  * KILN_ERROR_MODEL when the model has no folder, the entries are missing or malformed, the
  * location is absolute, has a `..` component or resolves outside the folder, the file is not a
  * regular file or cannot be opened, or the range is not inside the file or not `bytes` long;
- * KILN_ERROR_IO when reading fails. why (always NUL-terminated) receives a phrase naming the
+ * KILN_ERROR_IO when the folder cannot be resolved or reading fails. why (always NUL-terminated) receives a phrase naming the
  * location as the model wrote it, for a message that names the tensor (not escaped:
  * kiln_ir_fail escapes the whole line). */
-kiln_status kiln_onnx_external_read(const kiln_onnx_external *ext, const Onnx__TensorProto *tp, void *dst,
+kiln_status kiln_onnx_external_read(kiln_onnx_external *ext, const Onnx__TensorProto *tp, void *dst,
                                     size_t bytes, char *why, size_t why_size);
 
 #endif

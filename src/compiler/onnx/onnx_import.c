@@ -212,8 +212,8 @@ static kiln_status check_wire(kiln_ir_graph *g, const void *bytes, size_t size)
     kiln_status st = kiln_onnx_check_wire(bytes, size, &nul);
     if (st == KILN_ERROR_LIMIT)
         return kiln_ir_fail(g, st, "model nests messages more than %d deep", KILN_ONNX_MAX_DEPTH);
-    if (st == KILN_OK || !nul.where[0]) return st == KILN_OK ? KILN_OK : kiln_ir_fail(g, st, "not a valid ONNX model "
-                                                                                     "(protobuf parse failed)");
+    if (st == KILN_OK) return KILN_OK;
+    if (!nul.where[0]) return kiln_ir_fail(g, st, "not a valid ONNX model (protobuf parse failed)");
     char value[KILN_ESCAPED_NAME_SIZE];
     return kiln_ir_fail_escaped(g, KILN_ERROR_MODEL, "%s: %s '%s' holds a NUL byte, which ONNX names and strings may "
                                 "not hold", nul.where, nul.field,
@@ -225,9 +225,7 @@ kiln_status kiln_onnx_import(kiln_ir_graph *g, const void *bytes, size_t size, c
 {
     KILN_TRY(check_wire(g, bytes, size));
     kiln_onnx_external external;
-    char why[PATH_MAX + 128];
-    kiln_status st = kiln_onnx_external_init(&external, model_path, why, sizeof why);
-    if (st != KILN_OK) return kiln_ir_fail(g, st, "model '%s': %s", model_path, why);
+    kiln_onnx_external_init(&external, model_path);
     pb_allocator_ctx pb = {g->allocator, false};
     ProtobufCAllocator pa = {pb_alloc, pb_free, &pb};
     Onnx__ModelProto *m = onnx__model_proto__unpack(&pa, size, bytes);
@@ -238,7 +236,7 @@ kiln_status kiln_onnx_import(kiln_ir_graph *g, const void *bytes, size_t size, c
     importer im = {.g = g, .shapes_by_position = shapes_by_position, .external = &external};
     kiln_strmap_init(&im.names, &g->arena);
     im.arena_alloc = kiln_arena_as_allocator(&g->arena);
-    st = import_graph(&im, m, shapes, n_shapes);
+    kiln_status st = import_graph(&im, m, shapes, n_shapes);
     onnx__model_proto__free_unpacked(m, &pa);
     return st;
 }

@@ -20,7 +20,7 @@ typedef struct kiln_onnx_importer {
     bool shapes_by_position;
     kiln_strmap names;              /* value name -> value index */
     kiln_allocator arena_alloc;     /* the graph's arena as an allocator (tensor data) */
-    const kiln_onnx_external *external;
+    kiln_onnx_external *external;   /* where external tensor data is found */
 } kiln_onnx_importer;
 
 /* The default ONNX domain is named "" or "ai.onnx" (an absent domain is "" too). */

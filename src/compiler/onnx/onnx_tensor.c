@@ -106,7 +106,7 @@ static kiln_status tensor_size(const Onnx__TensorProto *tp, kiln_dtype dtype, si
     return KILN_OK;
 }
 
-kiln_status kiln_onnx_tensor_to_kiln(const Onnx__TensorProto *tp, const kiln_onnx_external *ext,
+kiln_status kiln_onnx_tensor_to_kiln(const Onnx__TensorProto *tp, kiln_onnx_external *ext,
                                      const kiln_allocator *a, kiln_tensor *out, char *why, size_t why_size)
 {
     memset(out, 0, sizeof *out);

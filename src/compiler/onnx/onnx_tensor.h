@@ -27,7 +27,7 @@ int32_t kiln_onnx_dtype_from_kiln(kiln_dtype dtype);
  * KILN_ERROR_NOT_SUPPORTED (strings, complex, rank > KILN_MAX_RANK), KILN_ERROR_IO,
  * KILN_ERROR_OUT_OF_MEMORY; why (always NUL-terminated) receives a phrase for the message, not
  * escaped (see kiln_ir_fail). */
-kiln_status kiln_onnx_tensor_to_kiln(const Onnx__TensorProto *tp, const kiln_onnx_external *ext,
+kiln_status kiln_onnx_tensor_to_kiln(const Onnx__TensorProto *tp, kiln_onnx_external *ext,
                                      const kiln_allocator *a, kiln_tensor *out, char *why, size_t why_size);
 
 /* Read a serialized TensorProto file (.pb) into a tensor allocated from a. KILN_ERROR_IO,
