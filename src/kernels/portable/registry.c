@@ -1,7 +1,10 @@
 /* registry.c — the table of portable kernels, one array per op family file.
  * Layer: kernels/portable. The tables are const data; nothing here is mutable.
  * Lookup picks, among the entries for an op, the one with the highest min_opset that is not
- * above the model's opset, so a family file can give an op one entry per semantic version. */
+ * above the model's opset, so a family file can give an op one entry per semantic version.
+ * Each entry also describes the op as ONNX defines it, for the importer to check nodes against:
+ * input/output counts per opset and attribute types (kiln_kernel.arity, .attrs), taken from the
+ * ONNX operator schemas of every version from min_opset on. */
 #include <stdio.h>
 #include <string.h>
 
