@@ -95,9 +95,11 @@ static int describe_program(program_scratch *p)
 
 static int load_program(program_scratch *p)
 {
-    kiln_status st = kiln_read_file(p->path, kiln_allocator_default(), &p->bytes, &p->size);
+    const char *why;
+    kiln_status st = kiln_read_file(p->path, kiln_allocator_default(), &p->bytes, &p->size, &why);
     if (st != KILN_OK) {
-        cli_error("cannot read '%s'", p->path);
+        char shown[KILN_ESCAPED_NAME_SIZE];
+        cli_error("cannot read '%s': %s", cli_esc(shown, p->path), why);
         return cli_exit_status(st);
     }
     return describe_program(p);

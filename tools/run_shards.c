@@ -168,7 +168,7 @@ static int report_outputs(shard_run *r)
             kiln_status st = kiln_npy_write_io(NULL, path, &t, why, sizeof why);
             if (st != KILN_OK) {
                 char shown[KILN_ESCAPED_NAME_SIZE];
-                if (why[0]) cli_error("%s", cli_esc(shown, why));
+                if (why[0]) cli_error("%s", why); /* the writer escapes its paths */
                 else cli_error("cannot write '%s': %s", cli_esc(shown, path), kiln_status_str(st));
                 return cli_exit_status(st);
             }

@@ -27,6 +27,7 @@
 #include "compiler/program_scratch.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/text_escape.h"
 
 static void set_message(char *message, size_t size, const char *fmt, const char *a, const char *b)
 {
@@ -44,14 +45,19 @@ static kiln_status import_method(const kiln_compile_options *opt, const kiln_all
     size_t size = m->model_size;
     kiln_status st;
     if (m->model_path) {
-        st = kiln_read_file(m->model_path, a, &file, &size);
+        const char *why;
+        st = kiln_read_file(m->model_path, a, &file, &size, &why);
         if (st != KILN_OK) {
-            set_message(message, message_size, "cannot read model '%s'%s", m->model_path, "");
-            return st;
+            char path[KILN_ESCAPED_NAME_SIZE];
+            set_message(message, message_size, "cannot read model '%s': %s",
+                        kiln_text_escape(path, sizeof path, m->model_path, (size_t)-1), why);
+            /* An unreadable model file is an invalid input (exit 4, docs/cli.md), as a corrupt one is. */
+            return st == KILN_ERROR_OUT_OF_MEMORY ? st : KILN_ERROR_MODEL;
         }
         bytes = file;
     }
-    st = kiln_onnx_import(g, bytes, size, opt->input_shapes, opt->n_input_shapes, opt->input_shapes_by_position != 0);
+    st = kiln_onnx_import(g, bytes, size, m->model_path, opt->input_shapes, opt->n_input_shapes,
+                          opt->input_shapes_by_position != 0);
     kiln_free(a, file); /* the IR holds copies of everything it needs */
     if (st != KILN_OK) return st;
     return kiln_ir_infer_and_fold(g);

@@ -25,8 +25,10 @@ static kiln_status emit_value(emitter *e, int32_t index)
     kiln_fmt_value rec = {.dtype = (uint8_t)v->t.dtype, .segment = KILN_FMT_NONE};
     KILN_TRY(kiln_program_builder_string(e->b, v->name, strlen(v->name), &rec.name));
     if (v->is_const || v->shape_known) {
+        size_t bytes;
+        KILN_TRY(kiln_ir_tensor_size(e->g, &v->t, "value", v->name, &bytes));
         rec.rank = (uint8_t)v->t.rank;
-        rec.size = kiln_tensor_bytes(&v->t);
+        rec.size = bytes;
         KILN_TRY(emit_shape(e->b, &v->t, &rec.shape));
     }
     if (v->is_const) {
@@ -76,8 +78,10 @@ static kiln_status emit_attr(emitter *e, const kiln_attr *a)
     }
     case KILN_ATTR_TENSOR: {
         uint32_t shape;
+        size_t bytes;
+        KILN_TRY(kiln_ir_tensor_size(e->g, &a->tensor, "tensor attribute", a->name, &bytes));
         KILN_TRY(emit_shape(b, &a->tensor, &shape));
-        KILN_TRY(kiln_program_builder_segment(b, a->tensor.data, kiln_tensor_bytes(&a->tensor), &ref));
+        KILN_TRY(kiln_program_builder_segment(b, a->tensor.data, bytes, &ref));
         rec.i = (int64_t)a->tensor.dtype | ((int64_t)a->tensor.rank << 8);
         rec.count = shape;
         break;

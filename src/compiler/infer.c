@@ -5,11 +5,13 @@
  * constant, or when it only reads shapes (Shape, Size) and those are known; that is what turns
  * the Shape -> Gather -> Concat -> Reshape chains of exported models into static shapes.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "compiler/ir.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/text_escape.h"
 #include "core/threadpool.h"
 
 /* Folded outputs larger than this stay runtime work: folding would bloat the program. */
@@ -73,8 +75,10 @@ static kiln_status infer_node(kiln_ir_graph *g, int32_t index)
     for (size_t j = 0; j < n->node.n_outputs; j++) {
         if (!out[j]) continue;
         kiln_ir_value *v = &g->values[n->outputs[j]];
-        KILN_CHECK(kiln_tensor_numel(&v->t) >= 0, kiln_ir_fail(g, KILN_ERROR_LIMIT, "node '%s' (%s): output too large",
-                                                               n->node.name, n->node.op));
+        char what[2 * KILN_ESCAPED_NAME_SIZE];
+        snprintf(what, sizeof what, "node '%s' (%s): output", n->node.name, n->node.op);
+        size_t bytes;
+        KILN_TRY(kiln_ir_tensor_size(g, &v->t, what, v->name, &bytes));
         v->typed = v->shape_known = true;
         v->t.data = NULL;
     }

@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/text_escape.h"
 
 void kiln_ir_graph_init(kiln_ir_graph *g, const kiln_allocator *allocator, char *message, size_t message_size)
 {
@@ -89,10 +90,35 @@ kiln_status kiln_ir_node_add(kiln_ir_graph *g, size_t n_inputs, size_t n_outputs
 kiln_status kiln_ir_fail(kiln_ir_graph *g, kiln_status status, const char *fmt, ...)
 {
     if (g->message && g->message_size && g->message[0] == '\0') {
+        /* Formatted first, escaped as a whole: every model string a caller passes (names, op
+           types, domains) reaches the message printable, without each call site escaping it. */
+        char raw[2048];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(raw, sizeof raw, fmt, ap);
+        va_end(ap);
+        kiln_text_escape(g->message, g->message_size, raw, (size_t)-1);
+    }
+    return status;
+}
+
+kiln_status kiln_ir_fail_escaped(kiln_ir_graph *g, kiln_status status, const char *fmt, ...)
+{
+    if (g->message && g->message_size && g->message[0] == '\0') {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(g->message, g->message_size, fmt, ap);
         va_end(ap);
     }
     return status;
+}
+
+kiln_status kiln_ir_tensor_size(kiln_ir_graph *g, const kiln_tensor *t, const char *what, const char *name,
+                                size_t *out)
+{
+    if (kiln_tensor_bytes_checked(t, out)) return KILN_OK;
+    char shape[KILN_MAX_RANK * 24 + 16];
+    kiln_tensor_shape_text(t, shape, sizeof shape);
+    return kiln_ir_fail(g, KILN_ERROR_LIMIT, "%s '%s' of shape %s (%s) is too large: its byte size overflows 63 bits",
+                        what, name, shape, kiln_dtype_name(t->dtype));
 }

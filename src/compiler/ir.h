@@ -73,9 +73,22 @@ kiln_status kiln_ir_node_add(kiln_ir_graph *g, size_t n_inputs, size_t n_outputs
 /* Hand ptr (allocated from g->allocator) to the graph, which frees it at deinit. On failure
  * (KILN_ERROR_OUT_OF_MEMORY) ptr is freed at once, so the caller never frees it. */
 kiln_status kiln_ir_graph_adopt(kiln_ir_graph *g, void *ptr);
-/* printf into g->message (first error wins: later calls do not overwrite) and return status. */
+/* printf into g->message (first error wins: later calls do not overwrite) and return status.
+ * The formatted line is escaped as a whole (kiln_text_escape), so callers pass model strings as
+ * they are and must not escape them first. */
 kiln_status kiln_ir_fail(kiln_ir_graph *g, kiln_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* As kiln_ir_fail, for a line whose untrusted parts the caller escaped itself (a string only
+ * kiln_text_escape given its length can show, such as one holding a NUL byte). */
+kiln_status kiln_ir_fail_escaped(kiln_ir_graph *g, kiln_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The byte size of t (a value `name`, described by `what`: "input", "output 0 of node 'n3'"...)
+ * through *out; KILN_ERROR_LIMIT with a message naming it when the size overflows (see
+ * kiln_tensor_bytes_checked). Every size the compiler records comes through here or a check
+ * as strict. */
+kiln_status kiln_ir_tensor_size(kiln_ir_graph *g, const kiln_tensor *t, const char *what, const char *name,
+                                size_t *out);
 
 /* Shape inference and constant folding in one pass over the nodes (infer.c). Values whose
  * shape depends on runtime data stay !shape_known. Nodes whose inputs are all constant are

@@ -58,19 +58,30 @@ static int by_offset(const void *pa, const void *pb)
     return a->offset < b->offset ? -1 : a->offset > b->offset;
 }
 
-static uint64_t place(placed *done, size_t n_done, const kiln_ir_value *v)
+/* 64-byte alignment without wrapping: false when x is within 63 of UINT64_MAX. */
+static bool align_u64(uint64_t x, uint64_t *out)
 {
-    uint64_t offset = 0;
+    if (!kiln_add_u64(x, 63, out)) return false;
+    *out &= ~(uint64_t)63;
+    return true;
+}
+
+/* The lowest offset for v; false when it would pass 2^64 bytes. */
+static bool place(placed *done, size_t n_done, const kiln_ir_value *v, uint64_t *out)
+{
+    uint64_t offset = 0, end;
     /* done[] is sorted by offset: walk it, bumping past every lifetime-overlapping block that
-       the candidate range would hit. */
+       the candidate range would hit. Every placed block's end fits (it was checked when placed). */
     for (size_t i = 0; i < n_done; i++) {
         const placed *p = &done[i];
         bool alive_together = !(p->last < v->first_use || v->last_use < p->first);
         if (!alive_together) continue;
-        if (p->offset + p->size <= offset || offset + v->size <= p->offset) continue;
-        offset = kiln_align_up(p->offset + p->size, 64);
+        if (!kiln_add_u64(offset, v->size, &end)) return false;
+        if (p->offset + p->size <= offset || end <= p->offset) continue;
+        if (!align_u64(p->offset + p->size, &offset)) return false;
     }
-    return offset;
+    *out = offset;
+    return true;
 }
 
 kiln_status kiln_ir_plan_memory(kiln_ir_graph *g, kiln_ir_plan *plan)
@@ -94,12 +105,15 @@ kiln_status kiln_ir_plan_memory(kiln_ir_graph *g, kiln_ir_plan *plan)
             if (n->outputs[j] >= 0) mark_use(&g->values[n->outputs[j]], pos);
     }
     int32_t end = (int32_t)plan->n_instrs;
+    for (size_t i = 0; i < g->n_outputs; i++) mark_use(&g->values[g->outputs[i]], end);
+    /* Inputs last: an input that is also a graph output must stay live from before the first
+       instruction (mark_use would have read its -1 as "unused" and started it at `end`, letting
+       a temporary share its bytes). */
     for (size_t i = 0; i < g->n_inputs; i++) {
         kiln_ir_value *v = &g->values[g->inputs[i]];
         v->first_use = -1; /* set before the first instruction, kept across executes */
         v->last_use = end;
     }
-    for (size_t i = 0; i < g->n_outputs; i++) mark_use(&g->values[g->outputs[i]], end);
 
     int32_t *todo = KILN_ARENA_ARRAY(&g->arena, int32_t, g->n_values ? g->n_values : 1);
     placed *done = KILN_ARENA_ARRAY(&g->arena, placed, g->n_values ? g->n_values : 1);
@@ -108,16 +122,19 @@ kiln_status kiln_ir_plan_memory(kiln_ir_graph *g, kiln_ir_plan *plan)
     for (size_t i = 0; i < g->n_values; i++) {
         kiln_ir_value *v = &g->values[i];
         if (v->is_const || !v->shape_known || v->last_use < 0) continue;
-        v->size = kiln_tensor_bytes(&v->t);
+        size_t bytes;
+        KILN_TRY(kiln_ir_tensor_size(g, &v->t, "value", v->name, &bytes));
+        v->size = bytes;
         todo[n_todo++] = (int32_t)i;
     }
     qsort_r(todo, n_todo, sizeof *todo, by_size_desc, g);
     plan->arena_size = 0;
     for (size_t i = 0; i < n_todo; i++) {
         kiln_ir_value *v = &g->values[todo[i]];
-        v->offset = place(done, n_done, v);
         uint64_t end_offset;
-        KILN_CHECK(kiln_add_u64(v->offset, v->size, &end_offset), KILN_ERROR_LIMIT);
+        if (!place(done, n_done, v, &v->offset) || !kiln_add_u64(v->offset, v->size, &end_offset))
+            return kiln_ir_fail(g, KILN_ERROR_LIMIT, "value '%s': the activations alive with it pass 2^64 bytes",
+                                v->name);
         if (end_offset > plan->arena_size) plan->arena_size = end_offset;
         placed p = {v->offset, v->size, v->first_use, v->last_use};
         /* insert keeping done[] sorted by offset */
@@ -129,6 +146,7 @@ kiln_status kiln_ir_plan_memory(kiln_ir_graph *g, kiln_ir_plan *plan)
         done[at] = p;
         n_done++;
     }
-    plan->arena_size = kiln_align_up(plan->arena_size, 64);
+    if (!align_u64(plan->arena_size, &plan->arena_size))
+        return kiln_ir_fail(g, KILN_ERROR_LIMIT, "the activations pass 2^64 bytes");
     return KILN_OK;
 }

@@ -23,6 +23,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/check.h"
+#include "core/text_escape.h"
 #include "kiln/compiler.h"
 
 #define MAX_SHARDS 1024
@@ -47,7 +48,8 @@ typedef struct shard_job {
     char **paths;               /* (n_shards) where shard i goes */
 } shard_job;
 
-/* The first failure's message wins; returns st. */
+/* The first failure's message wins; returns st. Paths and names in it are escaped by the caller
+   (kiln_text_escape); `inner` messages of kiln_compile_memory come escaped already. */
 static kiln_status fail(shard_job *j, kiln_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static kiln_status fail(shard_job *j, kiln_status st, const char *fmt, ...)
@@ -71,13 +73,17 @@ static kiln_status load_model(shard_job *j)
     const void *bytes = j->method->model_data;
     size_t size = j->method->model_size;
     if (j->method->model_path) {
-        kiln_status st = kiln_read_file(j->method->model_path, j->a, &j->model_file, &size);
-        if (st != KILN_OK) return fail(j, st, "cannot read model '%s'", j->method->model_path);
+        const char *why;
+        kiln_status st = kiln_read_file(j->method->model_path, j->a, &j->model_file, &size, &why);
+        char path[1024];
+        if (st != KILN_OK) /* unreadable is an invalid input, as in kiln_compile_file */
+            return fail(j, st == KILN_ERROR_OUT_OF_MEMORY ? st : KILN_ERROR_MODEL, "cannot read model '%s': %s",
+                        kiln_text_escape(path, sizeof path, j->method->model_path, (size_t)-1), why);
         bytes = j->model_file;
     }
     kiln_ir_graph_init(&j->g, j->a, j->message, j->message_size);
     j->g_live = true;
-    KILN_TRY(kiln_onnx_import(&j->g, bytes, size, j->opt->input_shapes, j->opt->n_input_shapes,
+    KILN_TRY(kiln_onnx_import(&j->g, bytes, size, j->method->model_path, j->opt->input_shapes, j->opt->n_input_shapes,
                               j->opt->input_shapes_by_position != 0));
     KILN_TRY(kiln_ir_infer_and_fold(&j->g));
     ProtobufCAllocator pa = {pb_alloc, pb_free, (void *)j->a};

@@ -82,10 +82,12 @@ static void first_error(char *message, size_t size, const char *fmt, ...) __attr
 static void first_error(char *message, size_t size, const char *fmt, ...)
 {
     if (!message || !size || message[0]) return;
+    char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, size, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    kiln_text_escape(message, size, line, (size_t)-1); /* paths may hold newlines or escapes */
 }
 
 /* A cleanup error, appended to whatever the message holds. */
@@ -97,10 +99,12 @@ static void also(char *message, size_t size, const char *fmt, ...)
     if (used + 1 >= size) return;
     int n = snprintf(message + used, size - used, "%s", used ? "; also: " : "");
     if (n < 0 || (size_t)n >= size - used) return;
+    char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message + used + (size_t)n, size - used - (size_t)n, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    kiln_text_escape(message + used + (size_t)n, size - used - (size_t)n, line, (size_t)-1);
 }
 
 /* ---- resolving the destination ------------------------------------------------------------------- */

@@ -40,7 +40,7 @@ bool onnx_case_load(onnx_case *c, const char *dir, char *why, size_t why_size)
     char path[4096], data_dir[4096];
     snprintf(path, sizeof path, "%s/model.onnx", dir);
     snprintf(data_dir, sizeof data_dir, "%s/test_data_set_0", dir);
-    if (kiln_read_file(path, kiln_allocator_default(), &c->model, &c->model_size) != KILN_OK) {
+    if (kiln_read_file(path, kiln_allocator_default(), &c->model, &c->model_size, NULL) != KILN_OK) {
         snprintf(why, why_size, "cannot read %s", path);
         return false;
     }

@@ -23,7 +23,7 @@ static bool run_case(const char *dir, char *why, size_t why_size)
     kiln_ir_graph_init(&g, kiln_allocator_default(), msg, sizeof msg);
     bool ok = false;
     if (!onnx_case_load(&c, dir, why, why_size)) goto done;
-    kiln_status st = kiln_onnx_import(&g, c.model, c.model_size, c.shapes, c.n_inputs, true);
+    kiln_status st = kiln_onnx_import(&g, c.model, c.model_size, NULL, c.shapes, c.n_inputs, true);
     if (st != KILN_OK) {
         snprintf(why, why_size, "import: %s", msg);
         goto done;

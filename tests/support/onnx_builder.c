@@ -235,6 +235,8 @@ void onnx_builder_attr_string(onnx_builder *b, Onnx__NodeProto *node, const char
     a->s.data = (uint8_t *)builder_strndup(b, value, len);
 }
 
+Onnx__ModelProto *onnx_builder_model(onnx_builder *b) { return &b->model; }
+
 void onnx_builder_serialize(const onnx_builder *b, uint8_t **data, size_t *size)
 {
     size_t n = onnx__model_proto__get_packed_size(&b->model);

@@ -50,6 +50,11 @@ void onnx_builder_attr_ints(onnx_builder *b, Onnx__NodeProto *node, const char *
                             const int64_t *values);
 void onnx_builder_attr_string(onnx_builder *b, Onnx__NodeProto *node, const char *name, const char *value);
 
+/* The model itself, for a test that needs a field no call above sets (an opset_import list, a
+ * node name, external data). What the test hangs on it must outlive the builder and is not
+ * freed by it. */
+Onnx__ModelProto *onnx_builder_model(onnx_builder *b);
+
 /* The serialised model in *data (malloc'd: free()) of *size bytes. */
 void onnx_builder_serialize(const onnx_builder *b, uint8_t **data, size_t *size);
 

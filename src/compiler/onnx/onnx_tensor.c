@@ -1,12 +1,16 @@
 /* onnx_tensor.c — TensorProto <-> kiln_tensor conversion and .pb tensor files.
- * Layer: compiler/onnx. */
+ * Layer: compiler/onnx. External data is read by onnx_external.c; files are opened through
+ * kiln_file_open_read, so a FIFO named as a model or tensor file never blocks. */
 #include "compiler/onnx/onnx_tensor.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/file_open.h"
 
 enum {
     ONNX_FLOAT = 1, ONNX_UINT8 = 2, ONNX_INT8 = 3, ONNX_UINT16 = 4, ONNX_INT16 = 5, ONNX_INT32 = 6,
@@ -75,30 +79,70 @@ static size_t typed_count(const Onnx__TensorProto *tp, kiln_dtype dtype)
     }
 }
 
-kiln_status kiln_onnx_tensor_to_kiln(const Onnx__TensorProto *tp, const kiln_allocator *a, kiln_tensor *out)
+/* The element count and byte size tp's dims and type describe; fails (why set) when negative or
+   beyond what kiln holds in one tensor. */
+static kiln_status tensor_size(const Onnx__TensorProto *tp, kiln_dtype dtype, size_t *numel_out, size_t *bytes_out,
+                               char *why, size_t why_size)
 {
-    memset(out, 0, sizeof *out);
-    kiln_dtype dtype;
-    KILN_CHECK(tp->data_type != ONNX_STRING, KILN_ERROR_NOT_SUPPORTED);
-    KILN_TRY(kiln_onnx_dtype(tp->data_type, &dtype));
-    KILN_CHECK(tp->n_dims <= KILN_MAX_RANK, KILN_ERROR_NOT_SUPPORTED);
-    KILN_CHECK(!(tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL),
-               KILN_ERROR_NOT_SUPPORTED);
     size_t numel = 1;
     for (size_t i = 0; i < tp->n_dims; i++) {
-        KILN_CHECK(tp->dims[i] >= 0, KILN_ERROR_MODEL);
-        KILN_CHECK(kiln_mul_size(numel, (size_t)tp->dims[i], &numel), KILN_ERROR_MODEL);
+        if (tp->dims[i] < 0) {
+            snprintf(why, why_size, "dimension %zu is negative (%lld)", i, (long long)tp->dims[i]);
+            return KILN_ERROR_MODEL;
+        }
+        if (!kiln_mul_size(numel, (size_t)tp->dims[i], &numel)) {
+            snprintf(why, why_size, "its dims multiply past 2^64 elements");
+            return KILN_ERROR_LIMIT;
+        }
     }
-    size_t esize = kiln_dtype_size(dtype), bytes;
-    KILN_CHECK(kiln_mul_size(numel, esize, &bytes) && bytes < ((size_t)1 << 40), KILN_ERROR_MODEL);
-    if (tp->has_raw_data) {
-        KILN_CHECK(tp->raw_data.len == bytes, KILN_ERROR_MODEL);
-    } else {
-        KILN_CHECK(typed_count(tp, dtype) == numel, KILN_ERROR_MODEL);
+    size_t bytes;
+    if (!kiln_mul_size(numel, kiln_dtype_size(dtype), &bytes) || bytes >= KILN_ONNX_TENSOR_MAX_BYTES) {
+        snprintf(why, why_size, "%zu elements of %s are more than the %llu bytes kiln takes in one tensor", numel,
+                 kiln_dtype_name(dtype), (unsigned long long)KILN_ONNX_TENSOR_MAX_BYTES);
+        return KILN_ERROR_LIMIT;
+    }
+    *numel_out = numel;
+    *bytes_out = bytes;
+    return KILN_OK;
+}
+
+kiln_status kiln_onnx_tensor_to_kiln(const Onnx__TensorProto *tp, kiln_onnx_external *ext,
+                                     const kiln_allocator *a, kiln_tensor *out, char *why, size_t why_size)
+{
+    memset(out, 0, sizeof *out);
+    if (why_size) why[0] = '\0';
+    kiln_dtype dtype;
+    if (tp->data_type == ONNX_STRING || kiln_onnx_dtype(tp->data_type, &dtype) != KILN_OK) {
+        snprintf(why, why_size, "element type %d is not supported", (int)tp->data_type);
+        return KILN_ERROR_NOT_SUPPORTED;
+    }
+    if (tp->n_dims > KILN_MAX_RANK) {
+        snprintf(why, why_size, "rank %zu is above kiln's %d", tp->n_dims, KILN_MAX_RANK);
+        return KILN_ERROR_NOT_SUPPORTED;
+    }
+    size_t numel, bytes;
+    KILN_TRY(tensor_size(tp, dtype, &numel, &bytes, why, why_size));
+    bool external = kiln_onnx_tensor_is_external(tp);
+    if (!external && tp->has_raw_data && tp->raw_data.len != bytes) {
+        snprintf(why, why_size, "raw_data holds %zu bytes; its dims and type need %zu", tp->raw_data.len, bytes);
+        return KILN_ERROR_MODEL;
+    }
+    if (!external && !tp->has_raw_data && typed_count(tp, dtype) != numel) {
+        snprintf(why, why_size, "it holds %zu values; its dims need %zu", typed_count(tp, dtype), numel);
+        return KILN_ERROR_MODEL;
     }
     void *data = kiln_alloc(a, bytes, 64);
-    KILN_CHECK(data, KILN_ERROR_OUT_OF_MEMORY);
-    if (tp->has_raw_data) {
+    if (!data) {
+        snprintf(why, why_size, "%s", kiln_status_str(KILN_ERROR_OUT_OF_MEMORY));
+        return KILN_ERROR_OUT_OF_MEMORY;
+    }
+    if (external) {
+        kiln_status st = kiln_onnx_external_read(ext, tp, data, bytes, why, why_size);
+        if (st != KILN_OK) {
+            kiln_free(a, data);
+            return st;
+        }
+    } else if (tp->has_raw_data) {
         if (bytes) memcpy(data, tp->raw_data.data, bytes);
     } else {
         copy_typed(tp, dtype, numel, data);
@@ -110,28 +154,34 @@ kiln_status kiln_onnx_tensor_to_kiln(const Onnx__TensorProto *tp, const kiln_all
     return KILN_OK;
 }
 
-kiln_status kiln_read_file(const char *path, const kiln_allocator *a, uint8_t **data, size_t *size)
+kiln_status kiln_read_file(const char *path, const kiln_allocator *a, uint8_t **data, size_t *size, const char **why)
 {
     *data = NULL;
     *size = 0;
-    FILE *f = fopen(path, "rb");
-    KILN_CHECK(f, KILN_ERROR_IO);
-    kiln_status st = KILN_OK;
-    uint8_t *buf = NULL;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-    KILN_CHECK_GOTO(n >= 0 && fseek(f, 0, SEEK_SET) == 0, st, KILN_ERROR_IO);
-    buf = kiln_alloc(a, (size_t)n, 64);
-    KILN_CHECK_GOTO(buf, st, KILN_ERROR_OUT_OF_MEMORY);
-    KILN_CHECK_GOTO(fread(buf, 1, (size_t)n, f) == (size_t)n, st, KILN_ERROR_IO);
-    fclose(f);
+    int fd;
+    struct stat st;
+    KILN_TRY(kiln_file_open_read(path, &fd, &st, why)); /* a FIFO or device is refused unread */
+    kiln_status status = KILN_OK;
+    size_t n = (size_t)st.st_size, done = 0;
+    uint8_t *buf = kiln_alloc(a, n, 64);
+    if (why) *why = "out of memory";
+    KILN_CHECK_GOTO(buf, status, KILN_ERROR_OUT_OF_MEMORY);
+    while (done < n) {
+        ssize_t got = read(fd, buf + done, n - done);
+        if (got < 0 && errno == EINTR) continue;
+        if (why) *why = got < 0 ? strerror(errno) : "the file shrank while it was read";
+        KILN_CHECK_GOTO(got > 0, status, KILN_ERROR_IO);
+        done += (size_t)got;
+    }
+    if (why) *why = "";
+    close(fd);
     *data = buf;
-    *size = (size_t)n;
+    *size = n;
     return KILN_OK;
 fail:
     kiln_free(a, buf);
-    fclose(f);
-    return st;
+    close(fd);
+    return status;
 }
 
 kiln_status kiln_onnx_read_tensor_file(const char *path, const kiln_allocator *a, kiln_tensor *out)
@@ -139,11 +189,12 @@ kiln_status kiln_onnx_read_tensor_file(const char *path, const kiln_allocator *a
     memset(out, 0, sizeof *out);
     uint8_t *bytes;
     size_t size;
-    KILN_TRY(kiln_read_file(path, a, &bytes, &size));
+    KILN_TRY(kiln_read_file(path, a, &bytes, &size, NULL));
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, size, bytes);
     kiln_free(a, bytes);
     KILN_CHECK(tp, KILN_ERROR_FORMAT);
-    kiln_status st = kiln_onnx_tensor_to_kiln(tp, a, out);
+    char why[256];
+    kiln_status st = kiln_onnx_tensor_to_kiln(tp, NULL, a, out, why, sizeof why);
     onnx__tensor_proto__free_unpacked(tp, NULL);
     return st;
 }

@@ -256,7 +256,9 @@ static kiln_status conv_run(const kiln_node *node, const kiln_tensor *const *in,
 }
 
 const kiln_kernel kiln_kernels_conv[] = {
-    {"Conv", 1, conv_infer, conv_run},
-    {"ConvTranspose", 1, kiln_conv_transpose_infer, kiln_conv_transpose_run},
+    {"Conv", 1, conv_infer, conv_run, {{0, 2, 3, 1, 1}},
+     "auto_pad:s dilations:I group:i kernel_shape:I pads:I strides:I"},
+    {"ConvTranspose", 1, kiln_conv_transpose_infer, kiln_conv_transpose_run, {{0, 2, 3, 1, 1}},
+     "auto_pad:s dilations:I group:i kernel_shape:I output_padding:I output_shape:I pads:I strides:I"},
     {0},
 };

@@ -55,7 +55,7 @@ static kiln_status concat_infer(const kiln_node *node, const kiln_tensor *const 
         KILN_CHECK(t->rank == first->rank, KILN_ERROR_SHAPE_MISMATCH);
         for (int64_t d = 0; d < (int64_t)t->rank; d++)
             KILN_CHECK(d == axis || t->shape[d] == first->shape[d], KILN_ERROR_SHAPE_MISMATCH);
-        KILN_CHECK(!__builtin_add_overflow(shape[axis], t->shape[axis], &shape[axis]), KILN_ERROR_NOT_SUPPORTED);
+        KILN_CHECK(!__builtin_add_overflow(shape[axis], t->shape[axis], &shape[axis]), KILN_ERROR_LIMIT);
     }
     KILN_TRY(kiln_shape_check_dims(shape, first->rank, first->dtype));
     if (OUT(0)) kiln_tensor_set_shape(OUT(0), first->dtype, first->rank, shape);
@@ -218,14 +218,18 @@ static kiln_status gather_run(const kiln_node *node, const kiln_tensor *const *i
 }
 
 const kiln_kernel kiln_kernels_data[] = {
-    {"Concat", 1, concat_infer, concat_run},
-    {"Split", 1, split_infer, split_run},
-    {"Gather", 1, gather_infer, gather_run},
-    {"Slice", 1, kiln_data_slice_infer, kiln_data_slice_run},
-    {"Transpose", 1, kiln_data_transpose_infer, kiln_data_transpose_run},
-    {"Pad", 1, kiln_data_pad_infer, kiln_data_pad_run},
-    {"Trilu", 14, kiln_data_trilu_infer, kiln_data_trilu_run},
-    {"Cast", 1, kiln_data_cast_infer, kiln_data_cast_run},
-    {"CastLike", 15, kiln_data_cast_like_infer, kiln_data_cast_like_run},
+    {"Concat", 1, concat_infer, concat_run, {{0, 1, KILN_ARITY_ANY, 1, 1}}, "axis:i"},
+    {"Split", 1, split_infer, split_run,
+     {{0, 1, 2, 1, KILN_ARITY_ANY}, {2, 1, 1, 1, KILN_ARITY_ANY}, {13, 1, 2, 1, KILN_ARITY_ANY}},
+     "axis:i num_outputs:i split:I"},
+    {"Gather", 1, gather_infer, gather_run, {{0, 2, 2, 1, 1}}, "axis:i"},
+    {"Slice", 1, kiln_data_slice_infer, kiln_data_slice_run, {{0, 1, 1, 1, 1}, {10, 3, 5, 1, 1}},
+     "axes:iI ends:iI starts:iI"},
+    {"Transpose", 1, kiln_data_transpose_infer, kiln_data_transpose_run, {{0, 1, 1, 1, 1}}, "perm:iI"},
+    {"Pad", 1, kiln_data_pad_infer, kiln_data_pad_run, {{0, 1, 1, 1, 1}, {11, 2, 3, 1, 1}, {18, 2, 4, 1, 1}},
+     "mode:s paddings:iI pads:iI value:f"},
+    {"Trilu", 14, kiln_data_trilu_infer, kiln_data_trilu_run, {{0, 1, 2, 1, 1}}, "upper:i"},
+    {"Cast", 1, kiln_data_cast_infer, kiln_data_cast_run, {{0, 1, 1, 1, 1}}, "saturate:i to:is"},
+    {"CastLike", 15, kiln_data_cast_like_infer, kiln_data_cast_like_run, {{0, 2, 2, 1, 1}}, "saturate:i"},
     {0},
 };

@@ -95,8 +95,8 @@ kiln_status kiln_data_pad_infer(const kiln_node *node, const kiln_tensor *const 
     KILN_TRY(kiln_shape_check_dims(p.shape, x->rank, x->dtype));
     int64_t table = 0;
     for (uint32_t d = 0; d < x->rank; d++)
-        KILN_CHECK(!__builtin_add_overflow(table, p.shape[d], &table), KILN_ERROR_NOT_SUPPORTED);
-    KILN_CHECK(!__builtin_mul_overflow(table, (int64_t)sizeof(int64_t), &table), KILN_ERROR_NOT_SUPPORTED);
+        KILN_CHECK(!__builtin_add_overflow(table, p.shape[d], &table), KILN_ERROR_LIMIT);
+    KILN_CHECK(!__builtin_mul_overflow(table, (int64_t)sizeof(int64_t), &table), KILN_ERROR_LIMIT);
     *scratch_size = (size_t)table;
     if (OUT(0)) kiln_tensor_set_shape(OUT(0), x->dtype, x->rank, p.shape);
     return KILN_OK;

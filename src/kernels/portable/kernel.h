@@ -72,25 +72,58 @@ typedef struct kiln_kernel_ctx {
     int n_threads;
 } kiln_kernel_ctx;
 
+/* How many inputs and outputs a node of an op may have, counted as kiln_node counts them (empty
+ * optional slots included), from opset `since` on (0: from the kernel's min_opset). The first
+ * min_inputs inputs and the first min_outputs outputs are required and may not be empty; ONNX
+ * puts an op's optional inputs after its required ones. KILN_ARITY_ANY: no upper bound. */
+typedef struct kiln_arity {
+    uint16_t since;
+    uint8_t min_inputs, max_inputs;
+    uint8_t min_outputs, max_outputs;
+} kiln_arity;
+#define KILN_ARITY_ANY 255
+#define KILN_ARITY_VERSIONS 3   /* the most arity changes one op has had (Split: 1, 2, 13) */
+
+/* The newest opset of the default ONNX domain the kernels were written against: a model importing
+   a newer one may mean something these kernels do not implement, so it is refused. */
+#define KILN_PORTABLE_OPSET_MAX 20
+
 typedef struct kiln_kernel {
     const char *op;
     int min_opset;          /* lowest opset version this kernel implements */
     /* Validate inputs and attributes, set output dtype/rank/shape, and say how much scratch
        run() needs (0 if none; *scratch_size is 0 on entry). Statuses: KILN_ERROR_SHAPE_MISMATCH,
        KILN_ERROR_DTYPE_MISMATCH, KILN_ERROR_INVALID_ARGUMENT (bad attribute), KILN_ERROR_NOT_SUPPORTED
-       (valid ONNX this kernel does not implement), KILN_ERROR_SHAPE_UNKNOWN. */
+       (valid ONNX this kernel does not implement), KILN_ERROR_LIMIT (an output too large to
+       address: kiln_shape_check_dims), KILN_ERROR_SHAPE_UNKNOWN. */
     kiln_status (*infer)(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
                          size_t *scratch_size);
     /* Compute outputs. Called only after infer() accepted the same shapes and attributes;
        may still return KILN_ERROR_INVALID_VALUE for data-dependent errors (index out of range). */
     kiln_status (*run)(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
                        kiln_kernel_ctx *ctx);
+    /* Input and output counts by opset, ascending `since`; unused entries are all zero. */
+    kiln_arity arity[KILN_ARITY_VERSIONS];
+    /* The op's attributes (every ONNX version from min_opset) and the types each may have:
+       "name:T..." entries separated by spaces, T one of i (INT), f (FLOAT), I (INTS), F (FLOATS),
+       s (STRING), S (STRINGS), t (TENSOR). A FLOAT attribute may also be written as an INT (the
+       helpers convert it exactly); an INT accepted where ONNX says INTS is listed ("axes:iI") where
+       the kernel reads a one-element list from it. Attributes the op does not define are ignored. */
+    const char *attrs;
 } kiln_kernel;
 
 /* The kernel for op (default ONNX domain) at this opset, or NULL. */
 const kiln_kernel *kiln_portable_kernel_find(const char *op, int opset);
 /* Every registered op name, for listings: calls fn for each kernel. */
 void kiln_portable_kernel_foreach(void (*fn)(const kiln_kernel *kernel, void *user), void *user);
+/* The kernel's arity at this opset (never NULL for a kernel kiln_portable_kernel_find returned). */
+const kiln_arity *kiln_kernel_arity(const kiln_kernel *kernel, int opset);
+/* Whether the op takes attribute a as it is: true when a's type is one the op's `attrs` allow,
+   or when the op defines no attribute of that name (kiln ignores it). When false, expected (may
+   be NULL) receives the accepted types for a message, e.g. "INTS or INT". */
+bool kiln_kernel_attr_ok(const kiln_kernel *kernel, const kiln_attr *a, char *expected, size_t expected_size);
+/* "INT", "FLOAT", "INTS", "FLOATS", "STRING", "TENSOR", "STRINGS"; "?" when out of range. */
+const char *kiln_attr_type_name(kiln_attr_type type);
 
 /* ---- attribute helpers (attr.c) ---- */
 const kiln_attr *kiln_node_attr(const kiln_node *node, const char *name);
@@ -114,6 +147,12 @@ double kiln_tensor_get_f64(const kiln_tensor *t, int64_t i);
 bool kiln_axis_normalize(int64_t axis, int64_t rank, int64_t *out);
 /* Bytes of data in a tensor whose shape was validated. */
 size_t kiln_tensor_bytes(const kiln_tensor *t);
+/* The bytes of t's data through *out, when its dims are non-negative and the byte count fits
+   int64 (what kernels index with) and size_t; false when it does not (a model's shape, not a
+   kernel's, so callers report KILN_ERROR_LIMIT naming the value). */
+bool kiln_tensor_bytes_checked(const kiln_tensor *t, size_t *out);
+/* "[2, 3]" (truncated to size, always NUL-terminated), for messages. */
+void kiln_tensor_shape_text(const kiln_tensor *t, char *buf, size_t size);
 
 /* ---- broadcasting (broadcast.c) ---- */
 /* Multidirectional (numpy) broadcast of n shapes into out/out_rank. KILN_ERROR_SHAPE_MISMATCH

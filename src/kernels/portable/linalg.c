@@ -265,7 +265,8 @@ static kiln_status matmul_run(const kiln_node *node, const kiln_tensor *const *i
 }
 
 const kiln_kernel kiln_kernels_linalg[] = {
-    {"Gemm", 1, gemm_infer, gemm_run},
-    {"MatMul", 1, matmul_infer, matmul_run},
+    {"Gemm", 1, gemm_infer, gemm_run, {{0, 3, 3, 1, 1}, {11, 2, 3, 1, 1}},
+     "alpha:f beta:f broadcast:i transA:i transB:i"},
+    {"MatMul", 1, matmul_infer, matmul_run, {{0, 2, 2, 1, 1}}, ""},
     {0},
 };

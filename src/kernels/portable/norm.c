@@ -17,11 +17,14 @@ kiln_status kiln_norm_check_float(kiln_dtype dtype)
 }
 
 const kiln_kernel kiln_kernels_norm[] = {
-    {"BatchNormalization", 1, kiln_norm_batch_infer, kiln_norm_batch_run},
-    {"InstanceNormalization", 1, kiln_norm_instance_infer, kiln_norm_instance_run},
-    {"LRN", 1, kiln_norm_lrn_infer, kiln_norm_lrn_run},
-    {"LayerNormalization", 17, kiln_norm_layer_infer, kiln_norm_layer_run},
-    {"MeanVarianceNormalization", 9, kiln_norm_mvn_infer, kiln_norm_mvn_run},
-    {"LpNormalization", 1, kiln_norm_lp_infer, kiln_norm_lp_run},
+    {"BatchNormalization", 1, kiln_norm_batch_infer, kiln_norm_batch_run, {{0, 5, 5, 1, 5}, {14, 5, 5, 1, 3}},
+     "consumed_inputs:I epsilon:f is_test:i momentum:f spatial:i training_mode:i"},
+    {"InstanceNormalization", 1, kiln_norm_instance_infer, kiln_norm_instance_run, {{0, 3, 3, 1, 1}},
+     "consumed_inputs:I epsilon:f"},
+    {"LRN", 1, kiln_norm_lrn_infer, kiln_norm_lrn_run, {{0, 1, 1, 1, 1}}, "alpha:f beta:f bias:f size:i"},
+    {"LayerNormalization", 17, kiln_norm_layer_infer, kiln_norm_layer_run, {{0, 2, 3, 1, 3}},
+     "axis:i epsilon:f stash_type:i"},
+    {"MeanVarianceNormalization", 9, kiln_norm_mvn_infer, kiln_norm_mvn_run, {{0, 1, 1, 1, 1}}, "axes:I"},
+    {"LpNormalization", 1, kiln_norm_lp_infer, kiln_norm_lp_run, {{0, 1, 1, 1, 1}}, "axis:i p:i"},
     {0},
 };

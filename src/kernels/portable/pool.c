@@ -298,11 +298,14 @@ POOL_ENTRY_POINTS(lp_pool, POOL_LP)
 #undef POOL_ENTRY_POINTS
 
 const kiln_kernel kiln_kernels_pool[] = {
-    {"MaxPool", 1, max_pool_infer, max_pool_run},
-    {"AveragePool", 1, average_pool_infer, average_pool_run},
-    {"LpPool", 1, lp_pool_infer, lp_pool_run},
-    {"GlobalAveragePool", 1, kiln_global_average_pool_infer, kiln_global_average_pool_run},
-    {"GlobalMaxPool", 1, kiln_global_max_pool_infer, kiln_global_max_pool_run},
-    {"GlobalLpPool", 1, kiln_global_lp_pool_infer, kiln_global_lp_pool_run},
+    {"MaxPool", 1, max_pool_infer, max_pool_run, {{0, 1, 1, 1, 1}, {8, 1, 1, 1, 2}},
+     "auto_pad:s ceil_mode:i dilations:I kernel_shape:I pads:I storage_order:i strides:I"},
+    {"AveragePool", 1, average_pool_infer, average_pool_run, {{0, 1, 1, 1, 1}},
+     "auto_pad:s ceil_mode:i count_include_pad:i dilations:I kernel_shape:I pads:I strides:I"},
+    {"LpPool", 1, lp_pool_infer, lp_pool_run, {{0, 1, 1, 1, 1}},
+     "auto_pad:s ceil_mode:i dilations:I kernel_shape:I p:if pads:I strides:I"},
+    {"GlobalAveragePool", 1, kiln_global_average_pool_infer, kiln_global_average_pool_run, {{0, 1, 1, 1, 1}}, ""},
+    {"GlobalMaxPool", 1, kiln_global_max_pool_infer, kiln_global_max_pool_run, {{0, 1, 1, 1, 1}}, ""},
+    {"GlobalLpPool", 1, kiln_global_lp_pool_infer, kiln_global_lp_pool_run, {{0, 1, 1, 1, 1}}, "p:if"},
     {0},
 };

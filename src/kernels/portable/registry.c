@@ -1,7 +1,11 @@
 /* registry.c — the table of portable kernels, one array per op family file.
  * Layer: kernels/portable. The tables are const data; nothing here is mutable.
  * Lookup picks, among the entries for an op, the one with the highest min_opset that is not
- * above the model's opset, so a family file can give an op one entry per semantic version. */
+ * above the model's opset, so a family file can give an op one entry per semantic version.
+ * Each entry also describes the op as ONNX defines it, for the importer to check nodes against:
+ * input/output counts per opset and attribute types (kiln_kernel.arity, .attrs), taken from the
+ * ONNX operator schemas of every version from min_opset on. */
+#include <stdio.h>
 #include <string.h>
 
 #include "kernels/portable/families.h"
@@ -28,4 +32,63 @@ void kiln_portable_kernel_foreach(void (*fn)(const kiln_kernel *kernel, void *us
 {
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
         for (const kiln_kernel *k = families[f]; k->op; k++) fn(k, user);
+}
+
+const kiln_arity *kiln_kernel_arity(const kiln_kernel *kernel, int opset)
+{
+    const kiln_arity *best = &kernel->arity[0];
+    for (size_t i = 1; i < KILN_ARITY_VERSIONS; i++) {
+        const kiln_arity *a = &kernel->arity[i];
+        if (a->since != 0 && a->since <= opset) best = a;
+    }
+    return best;
+}
+
+const char *kiln_attr_type_name(kiln_attr_type type)
+{
+    static const char *const names[KILN_ATTR_TYPE_COUNT] = {"INT", "FLOAT", "INTS", "FLOATS", "STRING", "TENSOR",
+                                                            "STRINGS"};
+    return (unsigned)type < KILN_ATTR_TYPE_COUNT ? names[type] : "?";
+}
+
+/* The attribute type of a letter of kiln_kernel.attrs, or -1. */
+static int letter_type(char c)
+{
+    static const char letters[KILN_ATTR_TYPE_COUNT + 1] = "ifIFstS"; /* in kiln_attr_type order */
+    const char *p = c ? strchr(letters, c) : NULL;
+    return p ? (int)(p - letters) : -1;
+}
+
+bool kiln_kernel_attr_ok(const kiln_kernel *kernel, const kiln_attr *a, char *expected, size_t expected_size)
+{
+    size_t name_len = strlen(a->name);
+    for (const char *p = kernel->attrs ? kernel->attrs : ""; *p;) {
+        const char *colon = strchr(p, ':'), *end = strchr(p, ' ');
+        if (!end) end = p + strlen(p);
+        if (!colon || colon > end) return true; /* malformed entry: test_onnx_strict checks every table */
+        if ((size_t)(colon - p) == name_len && memcmp(p, a->name, name_len) == 0) {
+            uint32_t mask = 0;
+            for (const char *t = colon + 1; t < end; t++) {
+                int type = letter_type(*t);
+                if (type >= 0) mask |= 1u << type;
+            }
+            if (mask & (1u << KILN_ATTR_FLOAT)) mask |= 1u << KILN_ATTR_INT; /* read exactly by the float helper */
+            if ((unsigned)a->type < KILN_ATTR_TYPE_COUNT && (mask & (1u << a->type))) return true;
+            if (expected && expected_size) {
+                expected[0] = '\0';
+                size_t used = 0;
+                for (const char *t = colon + 1; t < end && used < expected_size; t++) {
+                    int type = letter_type(*t);
+                    if (type < 0) continue;
+                    int n = snprintf(expected + used, expected_size - used, "%s%s", used ? " or " : "",
+                                     kiln_attr_type_name((kiln_attr_type)type));
+                    if (n < 0) break;
+                    used += (size_t)n;
+                }
+            }
+            return false;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return true;
 }

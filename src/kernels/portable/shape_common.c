@@ -20,7 +20,7 @@ kiln_status kiln_shape_check_dims(const int64_t *shape, uint32_t rank, kiln_dtyp
     KILN_CHECK(bytes > 0, KILN_ERROR_DTYPE_MISMATCH);
     for (uint32_t d = 0; d < rank; d++) {
         KILN_CHECK(shape[d] >= 0, KILN_ERROR_SHAPE_MISMATCH);
-        KILN_CHECK(kiln_mul_i64(bytes, shape[d], &bytes), KILN_ERROR_NOT_SUPPORTED);
+        KILN_CHECK(kiln_mul_i64(bytes, shape[d], &bytes), KILN_ERROR_LIMIT);
     }
     return KILN_OK;
 }

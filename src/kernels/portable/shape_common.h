@@ -37,7 +37,7 @@ static inline bool kiln_shape_is_index_dtype(kiln_dtype dtype)
 
 /* Checks that a shape about to be given to an output is representable: every dim >= 0 and the
    byte size of the tensor fits in int64. KILN_ERROR_SHAPE_MISMATCH for a negative dim,
-   KILN_ERROR_NOT_SUPPORTED when the tensor would be too large to address. */
+   KILN_ERROR_LIMIT when the tensor would be too large to address. */
 kiln_status kiln_shape_check_dims(const int64_t *shape, uint32_t rank, kiln_dtype dtype);
 
 /* Reads a 0-D or 1-D integer tensor (int64, or int32 too when allow_i32) into values[max].

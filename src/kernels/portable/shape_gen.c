@@ -99,7 +99,7 @@ kiln_status kiln_shape_tile_infer(const kiln_node *node, const kiln_tensor *cons
     KILN_TRY(tile_repeats(node, in, x, repeats));
     for (uint32_t d = 0; d < x->rank; d++) {
         KILN_CHECK(repeats[d] >= 0, KILN_ERROR_INVALID_ARGUMENT);
-        KILN_CHECK(kiln_mul_i64(x->shape[d], repeats[d], &shape[d]), KILN_ERROR_NOT_SUPPORTED);
+        KILN_CHECK(kiln_mul_i64(x->shape[d], repeats[d], &shape[d]), KILN_ERROR_LIMIT);
     }
     return set_output(OUT(0), x->dtype, x->rank, shape);
 }
@@ -187,14 +187,14 @@ static kiln_status range_count(const kiln_tensor *start, const kiln_tensor *limi
         double s = kiln_tensor_get_f64(start, 0), l = kiln_tensor_get_f64(limit, 0), d = kiln_tensor_get_f64(delta, 0);
         KILN_CHECK(d != 0 && isfinite(s) && isfinite(l) && isfinite(d), KILN_ERROR_INVALID_ARGUMENT);
         double n = ceil((l - s) / d);
-        KILN_CHECK(n < 9.0e18, KILN_ERROR_NOT_SUPPORTED);
+        KILN_CHECK(n < 9.0e18, KILN_ERROR_LIMIT);
         *count = n > 0 ? (int64_t)n : 0;
         return KILN_OK;
     }
     int64_t s = kiln_tensor_get_i64(start, 0), l = kiln_tensor_get_i64(limit, 0), d = kiln_tensor_get_i64(delta, 0);
     KILN_CHECK(d != 0, KILN_ERROR_INVALID_ARGUMENT);
     int64_t span;
-    KILN_CHECK(!__builtin_sub_overflow(l, s, &span), KILN_ERROR_NOT_SUPPORTED);
+    KILN_CHECK(!__builtin_sub_overflow(l, s, &span), KILN_ERROR_LIMIT);
     if ((span > 0) != (d > 0) || span == 0) {
         *count = 0;
         return KILN_OK;

@@ -123,8 +123,8 @@ static kiln_status hardmax_run(const kiln_node *node, const kiln_tensor *const *
 }
 
 const kiln_kernel kiln_kernels_softmax[] = {
-    {"Softmax", 1, softmax_infer, softmax_run},
-    {"LogSoftmax", 1, softmax_infer, log_softmax_run},
-    {"Hardmax", 1, softmax_infer, hardmax_run},
+    {"Softmax", 1, softmax_infer, softmax_run, {{0, 1, 1, 1, 1}}, "axis:i"},
+    {"LogSoftmax", 1, softmax_infer, log_softmax_run, {{0, 1, 1, 1, 1}}, "axis:i"},
+    {"Hardmax", 1, softmax_infer, hardmax_run, {{0, 1, 1, 1, 1}}, "axis:i"},
     {0},
 };

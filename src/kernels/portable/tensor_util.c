@@ -1,7 +1,9 @@
 /* tensor_util.c — element access and shape helpers shared by the portable kernels.
  * Layer: kernels/portable. */
+#include <stdio.h>
 #include <string.h>
 
+#include "core/check.h"
 #include "kernels/portable/kernel.h"
 
 int64_t kiln_numel(const kiln_tensor *t)
@@ -12,6 +14,30 @@ int64_t kiln_numel(const kiln_tensor *t)
 }
 
 size_t kiln_tensor_bytes(const kiln_tensor *t) { return (size_t)kiln_numel(t) * kiln_dtype_size(t->dtype); }
+
+bool kiln_tensor_bytes_checked(const kiln_tensor *t, size_t *out)
+{
+    int64_t numel = kiln_tensor_numel(t), bytes;
+    if (numel < 0 || t->rank > KILN_MAX_RANK || !kiln_mul_i64(numel, (int64_t)kiln_dtype_size(t->dtype), &bytes) ||
+        (uint64_t)bytes > SIZE_MAX)
+        return false;
+    *out = (size_t)bytes;
+    return true;
+}
+
+void kiln_tensor_shape_text(const kiln_tensor *t, char *buf, size_t size)
+{
+    if (!size) return;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t d = 0; d <= t->rank && d <= KILN_MAX_RANK && used < size; d++) {
+        int n = d == t->rank ? snprintf(buf + used, size - used, "]")
+                             : snprintf(buf + used, size - used, "%s%lld", d ? ", " : "[", (long long)t->shape[d]);
+        if (n < 0) return;
+        used += (size_t)n;
+    }
+    if (t->rank == 0) snprintf(buf, size, "[] (a scalar)");
+}
 
 void kiln_tensor_set_shape(kiln_tensor *dst, kiln_dtype dtype, uint32_t rank, const int64_t *shape)
 {
