@@ -90,10 +90,11 @@ kiln_status cli_read_tensor_pb(const char *path, const kiln_allocator *a, kiln_t
     kiln_free(a, bytes);
     if (!tp) return pb_fail(message, message_size, KILN_ERROR_FORMAT, "not a serialized ONNX TensorProto");
     st = check_proto(tp, message, message_size);
-    if (st == KILN_OK) st = kiln_onnx_tensor_to_kiln(tp, a, out);
+    char why[256] = "";
+    if (st == KILN_OK) st = kiln_onnx_tensor_to_kiln(tp, NULL, a, out, why, sizeof why);
     if (st == KILN_ERROR_OUT_OF_MEMORY) pb_fail(message, message_size, st, "out of memory for the tensor's data");
     else if (st == KILN_ERROR_MODEL) st = explain_mismatch(tp, message, message_size);
-    else if (st != KILN_OK && message && message_size && !message[0]) pb_fail(message, message_size, st, "%s", kiln_status_str(st));
+    else if (st != KILN_OK && message && message_size && !message[0]) pb_fail(message, message_size, st, "%s", why[0] ? why : kiln_status_str(st));
     onnx__tensor_proto__free_unpacked(tp, NULL);
     return st;
 }

@@ -21,6 +21,7 @@
 #include "core/alloc.h"
 #include "core/file_open.h"
 #include "core/hash.h"
+#include "core/text_escape.h"
 
 #define MAX_LINK_HOPS 40        /* Linux's limit for one path lookup (ELOOP after it) */
 #define TEMP_SUFFIX ".tmp-XXXXXX"

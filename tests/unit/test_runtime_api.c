@@ -328,8 +328,10 @@ static void test_compile_errors(void)
     };
     EXPECT_STATUS(kiln_compile_memory(&opt, twice, 2, &data, &size, message, sizeof message), KILN_ERROR_COMPILE_SPEC);
     kiln_compile_method missing = {.name = "forward", .model_path = "/nonexistent/model.onnx"};
-    EXPECT_STATUS(kiln_compile_memory(&opt, &missing, 1, &data, &size, message, sizeof message), KILN_ERROR_IO);
+    /* An unreadable model is an invalid input (compiler.h), and the message says why. */
+    EXPECT_STATUS(kiln_compile_memory(&opt, &missing, 1, &data, &size, message, sizeof message), KILN_ERROR_MODEL);
     EXPECT(data == NULL);
+    EXPECT(strstr(message, "/nonexistent/model.onnx': No such file or directory") != NULL);
 }
 
 int main(void)
