@@ -118,4 +118,12 @@ kiln_status kiln_compile_memory_backends(const kiln_compile_options *opt, const 
                                          size_t n_methods, const kiln_compiler_backend_use *extra, size_t n_extra,
                                          void **out_data, size_t *out_size, char *message, size_t message_size);
 
+/* Describe every distinct delegate payload of the program at data (8-byte aligned; validated by
+ * the format reader first): a line "delegate <name> segment <k>: <size> bytes, backend <b>"
+ * then, when the backend (extra ones first, then the built-in table) has describe, its text.
+ * A delegate naming no known backend gets "(no compile-time backend)". Format reader errors,
+ * or the first describe failure. */
+kiln_status kiln_program_describe_delegates(const void *data, size_t size, const kiln_compiler_backend *const *extra,
+                                            size_t n_extra, FILE *out);
+
 #endif
