@@ -8,53 +8,39 @@
  */
 #include "compiler/compile_spec.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/check.h"
+#include "core/reject.h"
 #include "core/cpu_features.h"
-
-static kiln_status reject(kiln_status status, char *message, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static kiln_status reject(kiln_status status, char *message, size_t size, const char *fmt, ...)
-{
-    if (message && size && !message[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(message, size, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 /* The target list's shape: the list or the scalar, never both, never an empty list. */
 static kiln_status check_targets(const kiln_compile_options *opt, char *message, size_t size)
 {
     if (opt->n_targets && !opt->targets)
-        return reject(KILN_ERROR_INVALID_ARGUMENT, message, size,
-                      "n_targets is %zu but the target list is NULL; pass the list or set n_targets to 0",
-                      opt->n_targets);
+        return kiln_reject(KILN_ERROR_INVALID_ARGUMENT, message, size,
+                           "n_targets is %zu but the target list is NULL; pass the list or set n_targets to 0",
+                           opt->n_targets);
     if (opt->target && opt->targets)
-        return reject(KILN_ERROR_COMPILE_SPEC, message, size,
-                      "targets were given twice, as target ('%s') and as a list of %zu; give only the list "
-                      "(a list of one target is the same as the scalar form)", opt->target, opt->n_targets);
+        return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size,
+                           "targets were given twice, as target ('%s') and as a list of %zu; give only the list "
+                           "(a list of one target is the same as the scalar form)", opt->target, opt->n_targets);
     if (opt->targets && opt->n_targets == 0)
-        return reject(KILN_ERROR_COMPILE_SPEC, message, size,
-                      "the target list is empty; name at least one target (--target T), or pass no list to "
-                      "compile for this machine's best target");
+        return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size,
+                           "the target list is empty; name at least one target (--target T), or pass no list to "
+                           "compile for this machine's best target");
     if (opt->n_targets > KILN_COMPILE_SPEC_MAX_TARGETS)
-        return reject(KILN_ERROR_COMPILE_SPEC, message, size, "%zu targets, more than %d; give each target once",
-                      opt->n_targets, KILN_COMPILE_SPEC_MAX_TARGETS);
+        return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size, "%zu targets, more than %d; give each target once",
+                           opt->n_targets, KILN_COMPILE_SPEC_MAX_TARGETS);
     if (opt->n_precisions && !opt->precisions)
-        return reject(KILN_ERROR_INVALID_ARGUMENT, message, size,
-                      "n_precisions is %zu but the precision list is NULL; pass the list or set n_precisions to 0",
-                      opt->n_precisions);
+        return kiln_reject(KILN_ERROR_INVALID_ARGUMENT, message, size,
+                           "n_precisions is %zu but the precision list is NULL; pass the list or set n_precisions to 0",
+                           opt->n_precisions);
     if (opt->n_precisions > KILN_COMPILE_SPEC_MAX_TARGETS)
-        return reject(KILN_ERROR_COMPILE_SPEC, message, size,
-                      "%zu precisions, more than %d; give one precision for all targets or one per target",
-                      opt->n_precisions, KILN_COMPILE_SPEC_MAX_TARGETS);
+        return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size,
+                           "%zu precisions, more than %d; give one precision for all targets or one per target",
+                           opt->n_precisions, KILN_COMPILE_SPEC_MAX_TARGETS);
     return KILN_OK;
 }
 
@@ -68,9 +54,9 @@ static kiln_status check_no_delegate(const kiln_compile_options *opt, char *mess
     else if (opt->weight_sharing) what = "weight_sharing (--weight-sharing)";
     else if (opt->no_strassen) what = "no_strassen (--no-strassen)";
     if (!what) return KILN_OK;
-    return reject(KILN_ERROR_COMPILE_SPEC, message, size,
-                  "%s cannot be combined with no_delegate (--no-delegate): it applies to the cpu delegates, "
-                  "and no_delegate keeps every op on the portable kernels; drop one of the two", what);
+    return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size,
+                       "%s cannot be combined with no_delegate (--no-delegate): it applies to the cpu delegates, "
+                       "and no_delegate keeps every op on the portable kernels; drop one of the two", what);
 }
 
 /* The options' fields as key/value pairs (check_targets bounds the counts to fit). */
@@ -78,7 +64,8 @@ static void to_keys(const kiln_compile_options *opt, kiln_compile_spec *spec)
 {
     size_t k = 0;
     if (opt->target) spec->kv[k++] = (kiln_compile_kv){"target", opt->target};
-    for (size_t i = 0; opt->targets && i < opt->n_targets; i++) spec->kv[k++] = (kiln_compile_kv){"target", opt->targets[i]};
+    for (size_t i = 0; opt->targets && i < opt->n_targets; i++)
+        spec->kv[k++] = (kiln_compile_kv){"target", opt->targets[i]};
     for (size_t i = 0; i < opt->n_precisions; i++) spec->kv[k++] = (kiln_compile_kv){"precision", opt->precisions[i]};
     if (opt->slc) spec->kv[k++] = (kiln_compile_kv){"slc", "1"};
     if (opt->weight_sharing) spec->kv[k++] = (kiln_compile_kv){"weight_sharing", "1"};

@@ -14,7 +14,7 @@
  * "precision" pair, and slc, weight_sharing and no_strassen a pair with the value "1" when set.
  * For the cpu backend the normal form lists n targets (the default one when none is named: the
  * best target of the compiling machine that executes the precision asked for), then one
- * precision per target, then the flags (backends/cpu/aot/aot_backend.h).
+ * precision per target, then the flags (the cpu backend's aot_backend.h).
  */
 #ifndef KILN_COMPILER_COMPILE_SPEC_H
 #define KILN_COMPILER_COMPILE_SPEC_H

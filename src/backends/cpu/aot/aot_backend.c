@@ -11,7 +11,6 @@
  */
 #include "backends/cpu/aot/aot_backend.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +19,7 @@
 #include "backends/cpu/cpu_format.h"
 #include "backends/cpu/targets.h"
 #include "core/check.h"
+#include "core/reject.h"
 
 /* More than the known targets, each of which may be named once. */
 #define MAX_TARGETS 16
@@ -59,20 +59,6 @@ typedef struct cpu_spec {
     size_t n_precisions;
     uint32_t flags;
 } cpu_spec;
-
-static kiln_status reject(kiln_status status, char *message, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static kiln_status reject(kiln_status status, char *message, size_t size, const char *fmt, ...)
-{
-    if (message && size && !message[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(message, size, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 /* "generic, x86-64-v3, x86-64-v4, x86-64-v4-bf16" */
 static void known_targets(char *buf, size_t size)
@@ -123,24 +109,25 @@ static kiln_status split(const kiln_compile_kv *kv, size_t n, cpu_spec *s, char 
         bool listed = strcmp(key, "target") == 0 || strcmp(key, "precision") == 0;
         if (!value && listed) value = "(null)"; /* refused below by name, as any unknown name */
         if (!value)
-            return reject(KILN_ERROR_INVALID_ARGUMENT, message, size, "cpu compile spec: key '%s' has no value", key);
+            return kiln_reject(KILN_ERROR_INVALID_ARGUMENT, message, size, "cpu compile spec: key '%s' has no value",
+                               key);
         if (listed) {
             bool target = key[0] == 't';
             size_t *count = target ? &s->n_targets : &s->n_precisions;
             if (*count == MAX_TARGETS)
-                return reject(KILN_ERROR_COMPILE_SPEC, message, size, "more than %d %ss", MAX_TARGETS, key);
+                return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size, "more than %d %ss", MAX_TARGETS, key);
             (target ? s->targets : s->precisions)[(*count)++] = value;
             continue;
         }
         size_t f = 0;
         while (f < N_FLAGS && strcmp(flag_keys[f].key, key) != 0) f++;
         if (f == N_FLAGS)
-            return reject(KILN_ERROR_COMPILE_SPEC, message, size,
-                          "unknown cpu compile-spec key '%s'; the cpu backend takes target, precision, slc, "
-                          "weight_sharing and no_strassen", key);
+            return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size,
+                               "unknown cpu compile-spec key '%s'; the cpu backend takes target, precision, slc, "
+                               "weight_sharing and no_strassen", key);
         if (strcmp(value, "1") != 0 && strcmp(value, "0") != 0)
-            return reject(KILN_ERROR_COMPILE_SPEC, message, size,
-                          "cpu compile-spec key '%s' has the value '%s'; give 1 (on) or 0 (off)", key, value);
+            return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size,
+                               "cpu compile-spec key '%s' has the value '%s'; give 1 (on) or 0 (off)", key, value);
         if (value[0] == '1') s->flags |= flag_keys[f].flag;
     }
     return KILN_OK;
@@ -163,11 +150,11 @@ static kiln_status default_target(cpu_spec *s, uint64_t host_features, char *mes
     if (!best) {
         char who[256];
         supporters(p, who, sizeof who);
-        return reject(KILN_ERROR_COMPILE_SPEC, message, size,
-                      "precision %s without a target needs one that executes it (%s) and that this machine runs, "
-                      "and this machine runs none; name the target to compile for another machine (--target %s "
-                      "--precision %s) or leave the precision out", p->name, who, p->targets ? p->targets[0] : "generic",
-                      p->name);
+        return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size,
+                           "precision %s without a target needs one that executes it (%s) and that this machine runs, "
+                           "and this machine runs none; name the target to compile for another machine (--target %s "
+                           "--precision %s) or leave the precision out", p->name, who,
+                           p->targets ? p->targets[0] : "generic", p->name);
     }
     s->targets[0] = best->name;
     s->n_targets = 1;
@@ -181,12 +168,13 @@ static kiln_status check_target_names(const cpu_spec *s, char *message, size_t s
         if (!kiln_cpu_target_find(name)) {
             char known[256];
             known_targets(known, sizeof known);
-            return reject(KILN_ERROR_COMPILE_SPEC, message, size, "unknown target '%s'; known targets: %s", name, known);
+            return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size, "unknown target '%s'; known targets: %s", name,
+                               known);
         }
         for (size_t j = 0; j < i; j++)
             if (strcmp(name, s->targets[j]) == 0)
-                return reject(KILN_ERROR_COMPILE_SPEC, message, size,
-                              "target '%s' is listed twice; give each target once", name);
+                return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size,
+                                   "target '%s' is listed twice; give each target once", name);
     }
     return KILN_OK;
 }
@@ -198,21 +186,21 @@ static kiln_status check_precisions(cpu_spec *s, char *message, size_t size)
 {
     size_t n = s->n_precisions;
     if (n != 0 && n != 1 && n != s->n_targets)
-        return reject(KILN_ERROR_COMPILE_SPEC, message, size,
-                      "%zu precisions for %zu target%s; give one precision for all targets or exactly one per "
-                      "target, in target order", n, s->n_targets, s->n_targets == 1 ? "" : "s");
+        return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size,
+                           "%zu precisions for %zu target%s; give one precision for all targets or exactly one per "
+                           "target, in target order", n, s->n_targets, s->n_targets == 1 ? "" : "s");
     for (size_t i = 0; i < s->n_targets; i++) {
         const char *name = n == 0 ? "f32" : s->precisions[n == 1 ? 0 : i];
         const precision_info *p = find_precision(name);
         if (!p)
-            return reject(KILN_ERROR_COMPILE_SPEC, message, size, "unknown precision '%s'; known precisions: f32, bf16",
-                          name);
+            return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size, "unknown precision '%s'; known precisions: f32, bf16",
+                               name);
         if (!executes(p, s->targets[i])) {
             char who[256];
             supporters(p, who, sizeof who);
-            return reject(KILN_ERROR_COMPILE_SPEC, message, size,
-                          "target '%s' cannot execute precision %s (targets supporting %s: %s); use f32 "
-                          "(--precision f32) or leave the precision out", s->targets[i], p->name, p->name, who);
+            return kiln_reject(KILN_ERROR_COMPILE_SPEC, message, size,
+                               "target '%s' cannot execute precision %s (targets supporting %s: %s); use f32 "
+                               "(--precision f32) or leave the precision out", s->targets[i], p->name, p->name, who);
         }
     }
     const char *first = n ? s->precisions[0] : "f32";
