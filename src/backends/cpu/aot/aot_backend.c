@@ -243,12 +243,23 @@ static kiln_status cpu_compile(const kiln_compile_kv *spec, size_t n_spec, const
     return kiln_cpu_aot_compile(&aot, graphs, n_graphs, out, out_size, message, message_size);
 }
 
+/* describe: what the writer's side can read without the runtime's full validation (the header's
+   scratch fields); `kiln inspect` prints the records and graphs through the runtime reader. */
+static kiln_status cpu_describe(const void *payload, size_t size, FILE *out)
+{
+    uint64_t need, group;
+    KILN_TRY(kiln_cpu_aot_scratch_info(payload, size, &need, &group));
+    fprintf(out, "  cpu context binary: scratch need %llu bytes, group size %llu bytes\n", (unsigned long long)need,
+            (unsigned long long)group);
+    return KILN_OK;
+}
+
 const kiln_compiler_backend kiln_cpu_compiler_backend = {
     .name = "cpu",
     .validate_spec = cpu_validate_spec,
     .supports = kiln_cpu_aot_supports,
     .compile = cpu_compile,
-    .describe = NULL,
+    .describe = cpu_describe,
     .scratch_info = kiln_cpu_aot_scratch_info,
     .set_group_scratch = kiln_cpu_aot_set_group_scratch,
 };
