@@ -1,8 +1,9 @@
 /* compile.c — the compiler driver behind include/kiln/compiler.h: validate the options and the
  * compile spec (compile_spec.c) before any work, then in three phases over the methods:
  *   1. import, infer and fold each method;
- *   2. delegate: each method's `cpu` partitions into context binaries of its own, or with
- *      weight sharing partition i of every method into one binary with a graph per method;
+ *   2. delegate, backend by backend (compiler_backend.h: a caller's extra backends, then the
+ *      built-in table): each method's partitions into payloads of their own, or with weight
+ *      sharing partition i of every method into one payload with a graph per method;
  *   3. plan and emit each method, in method order;
  * then the program's largest cpu scratch need becomes the scratch-group size of every one of its
  * context binaries (so one module holds one scratch buffer, not one per distinct need), and the
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "compiler/compile_spec.h"
+#include "compiler/compiler_backend.h"
 #include "compiler/emit.h"
 #include "compiler/onnx/onnx_import.h"
 #include "compiler/onnx/onnx_tensor.h"
@@ -27,6 +29,7 @@
 #include "compiler/program_scratch.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/cpu_features.h"
 #include "core/text_escape.h"
 
 static void set_message(char *message, size_t size, const char *fmt, const char *a, const char *b)
@@ -63,15 +66,64 @@ static kiln_status import_method(const kiln_compile_options *opt, const kiln_all
     return kiln_ir_infer_and_fold(g);
 }
 
-/* Phase 2: the cpu delegates of every method. */
-static kiln_status delegate_methods(const kiln_compile_spec *cs, const kiln_compile_method *methods, size_t n,
-                                    kiln_ir_graph *graphs)
+/* A backend of this compilation with its spec in normal form. */
+typedef struct backend_run {
+    const kiln_compiler_backend *backend;
+    kiln_compile_kv spec[KILN_COMPILE_KV_MAX];
+    size_t n_spec;
+} backend_run;
+
+/* The backends in claiming order: the extra ones, then the built-in table (entry 0 with the
+   options' spec, the others with none), each spec through its backend's validate_spec. */
+static kiln_status make_runs(const kiln_compile_spec *cs, const kiln_compiler_backend_use *extra, size_t n_extra,
+                             const kiln_allocator *a, backend_run **out, size_t *n_out, char *message,
+                             size_t message_size)
+{
+    size_t n_builtin;
+    const kiln_compiler_backend *const *builtin = kiln_compiler_builtin_backends(&n_builtin);
+    size_t n = n_extra + n_builtin;
+    backend_run *runs = kiln_alloc_zero(a, n * sizeof *runs, 16);
+    KILN_CHECK(runs, KILN_ERROR_OUT_OF_MEMORY);
+    *out = runs;
+    *n_out = n;
+    for (size_t i = 0; i < n; i++) {
+        backend_run *r = &runs[i];
+        const kiln_compile_kv *kv = NULL;
+        size_t n_kv = 0;
+        if (i < n_extra) {
+            KILN_CHECK(extra[i].backend && (extra[i].spec || !extra[i].n_spec), KILN_ERROR_INVALID_ARGUMENT);
+            r->backend = extra[i].backend;
+            kv = extra[i].spec;
+            n_kv = extra[i].n_spec;
+        } else if (i == n_extra) {
+            r->backend = builtin[0];
+            memcpy(r->spec, cs->normal, cs->n_normal * sizeof *cs->normal);
+            r->n_spec = cs->n_normal;
+            continue;
+        } else {
+            r->backend = builtin[i - n_extra];
+        }
+        KILN_TRY(r->backend->validate_spec(kv, n_kv, kiln_cpu_features(), r->spec, KILN_COMPILE_KV_MAX, &r->n_spec,
+                                           message, message_size));
+    }
+    return KILN_OK;
+}
+
+/* Phase 2: the delegates of every method, backend by backend: a node an earlier backend took is
+   a delegate call, which no later backend takes. */
+static kiln_status delegate_methods(const kiln_compile_spec *cs, const backend_run *runs, size_t n_runs,
+                                    const kiln_compile_method *methods, size_t n, kiln_ir_graph *graphs)
 {
     if (!cs->delegate) return KILN_OK;
-    kiln_cpu_aot_spec spec = {.targets = cs->targets, .n_targets = cs->n_targets, .record_precisions = cs->precisions,
-                              .flags = cs->flags};
-    if (cs->weight_sharing) return kiln_ir_delegate_cpu_shared(graphs, methods, n, &spec);
-    for (size_t i = 0; i < n; i++) KILN_TRY(kiln_ir_delegate_cpu(&graphs[i], methods[i].name, &spec));
+    for (size_t r = 0; r < n_runs; r++) {
+        const backend_run *run = &runs[r];
+        if (cs->weight_sharing) {
+            KILN_TRY(kiln_ir_delegate_shared(graphs, methods, n, run->backend, run->spec, run->n_spec));
+            continue;
+        }
+        for (size_t i = 0; i < n; i++)
+            KILN_TRY(kiln_ir_delegate(&graphs[i], methods[i].name, run->backend, run->spec, run->n_spec));
+    }
     return KILN_OK;
 }
 
@@ -135,6 +187,13 @@ static kiln_status one_scratch_group(void *data, size_t size)
 kiln_status kiln_compile_memory(const kiln_compile_options *opt, const kiln_compile_method *methods, size_t n_methods,
                                 void **out_data, size_t *out_size, char *message, size_t message_size)
 {
+    return kiln_compile_memory_backends(opt, methods, n_methods, NULL, 0, out_data, out_size, message, message_size);
+}
+
+kiln_status kiln_compile_memory_backends(const kiln_compile_options *opt, const kiln_compile_method *methods,
+                                         size_t n_methods, const kiln_compiler_backend_use *extra, size_t n_extra,
+                                         void **out_data, size_t *out_size, char *message, size_t message_size)
+{
     if (message && message_size) message[0] = '\0';
     KILN_CHECK(out_data && out_size, KILN_ERROR_INVALID_ARGUMENT);
     *out_data = NULL;
@@ -145,7 +204,10 @@ kiln_status kiln_compile_memory(const kiln_compile_options *opt, const kiln_comp
     kiln_program_builder *b = NULL;
     kiln_ir_graph *graphs = NULL;
     size_t n_graphs = 0;
+    backend_run *runs = NULL;
+    size_t n_runs = 0;
     kiln_status st;
+    KILN_TRY_GOTO(st, make_runs(&spec, extra, n_extra, a, &runs, &n_runs, message, message_size));
     KILN_TRY_GOTO(st, kiln_program_builder_create(a, &b));
     /* Graphs stay alive until finish(): the builder references their constants' bytes. */
     graphs = kiln_alloc_zero(a, n_methods * sizeof *graphs, 16);
@@ -154,7 +216,7 @@ kiln_status kiln_compile_memory(const kiln_compile_options *opt, const kiln_comp
         n_graphs++;
         KILN_TRY_GOTO(st, import_method(opt, a, &methods[i], message, message_size, &graphs[i]));
     }
-    KILN_TRY_GOTO(st, delegate_methods(&spec, methods, n_methods, graphs));
+    KILN_TRY_GOTO(st, delegate_methods(&spec, runs, n_runs, methods, n_methods, graphs));
     for (size_t i = 0; i < n_methods; i++) KILN_TRY_GOTO(st, emit_method(&graphs[i], methods[i].name, b));
     st = kiln_program_builder_finish(b, out_data, out_size);
     if (st != KILN_OK) set_message(message, message_size, "writing the program failed: %s%s", kiln_status_str(st), "");
@@ -170,6 +232,7 @@ kiln_status kiln_compile_memory(const kiln_compile_options *opt, const kiln_comp
 fail:
     for (size_t i = 0; i < n_graphs; i++) kiln_ir_graph_deinit(&graphs[i]);
     kiln_free(a, graphs);
+    kiln_free(a, runs);
     kiln_program_builder_destroy(b);
     if (st != KILN_OK && message && message_size && !message[0])
         snprintf(message, message_size, "%s", kiln_status_str(st));

@@ -1,17 +1,20 @@
 /* compile_spec.h — the compile spec of a kiln_compile_options, checked and normalised before
  * any work (no file is read, no model imported, until it passes).
  *
- * Layer: compiler. Depends on backends/cpu (the target table, the context-binary spec fields).
- * Every rejection is KILN_ERROR_COMPILE_SPEC with one line naming the problem and the fix (the
- * `kiln` tool exits with status 2 on it, docs/cli.md), except API misuse the command line cannot
- * produce (a count without its array: KILN_ERROR_INVALID_ARGUMENT).
+ * Layer: compiler. Backend-neutral: the options' delegation fields (targets, precisions, slc,
+ * weight_sharing, no_strassen) become key/value pairs of the first built-in backend
+ * (compiler_backend.h), whose validate_spec interprets and normalises them; this file checks
+ * only what belongs to the options struct itself (a count without its array, the target given
+ * twice, an empty list, contradictions with no_delegate). Every rejection is
+ * KILN_ERROR_COMPILE_SPEC with one line naming the problem and the fix (the `kiln` tool exits
+ * with status 2 on it, docs/cli.md), except API misuse the command line cannot produce (a count
+ * without its array: KILN_ERROR_INVALID_ARGUMENT).
  *
- * Normal form: the scalar `target` and a list of one name the same target list, so they compile
- * to the same bytes; no target at all means the best target of the compiling machine that
- * executes the precision asked for (bf16: x86-64-v4-bf16, if this machine runs it; else the spec
- * is refused, saying to name the target); precisions become one per target — none given is f32
- * for every target, one applies to every target, a list pairs with the targets in order — so a
- * binary may hold bf16 records for the CPUs that have a bf16 GEMM beside f32 records for others.
+ * Keys: each target of the list (or the scalar `target`) is a "target" pair, each precision a
+ * "precision" pair, and slc, weight_sharing and no_strassen a pair with the value "1" when set.
+ * For the cpu backend the normal form lists n targets (the default one when none is named: the
+ * best target of the compiling machine that executes the precision asked for), then one
+ * precision per target, then the flags (the cpu backend's aot_backend.h).
  */
 #ifndef KILN_COMPILER_COMPILE_SPEC_H
 #define KILN_COMPILER_COMPILE_SPEC_H
@@ -20,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compiler/compiler_backend.h"
 #include "kiln/compiler.h"
 
 /* More than the known targets, each of which may be named once. */
@@ -27,18 +31,17 @@
 
 typedef struct kiln_compile_spec {
     bool delegate;                  /* false: every op stays portable */
-    const char *const *targets;     /* (n_targets) validated names: known, each once, n >= 1 */
-    size_t n_targets;
-    const char *single[1];          /* storage behind `targets` for the scalar or default target */
-    uint32_t precisions[KILN_COMPILE_SPEC_MAX_TARGETS]; /* (n_targets) kiln_ctx_precision of record i */
-    uint32_t flags;                 /* KILN_CTX_SPEC_* the binaries carry (slc, weight sharing) */
-    bool weight_sharing;
+    bool weight_sharing;            /* pair partition i of every method into one payload */
+    kiln_compile_kv kv[KILN_COMPILE_KV_MAX]; /* (n_kv) the options as the first backend's keys */
+    size_t n_kv;
+    kiln_compile_kv normal[KILN_COMPILE_KV_MAX]; /* (n_normal) their normal form */
+    size_t n_normal;
 } kiln_compile_spec;
 
 /* Check opt's delegation options (targets, precisions, slc, weight sharing against no_delegate
  * and each other) and fill *spec, for a compiling machine with the kiln_cpu_feature bits
- * cpu_features (they choose the default target). *spec must not be copied: `targets` may point
- * into it. KILN_OK, KILN_ERROR_COMPILE_SPEC or KILN_ERROR_INVALID_ARGUMENT; message gets one
+ * cpu_features (they choose the default target). *spec must not be copied: `normal` may point
+ * into `kv`. KILN_OK, KILN_ERROR_COMPILE_SPEC or KILN_ERROR_INVALID_ARGUMENT; message gets one
  * line. */
 kiln_status kiln_compile_spec_make_for(const kiln_compile_options *opt, uint64_t cpu_features, kiln_compile_spec *spec,
                                        char *message, size_t message_size);
@@ -46,5 +49,9 @@ kiln_status kiln_compile_spec_make_for(const kiln_compile_options *opt, uint64_t
 /* kiln_compile_spec_make_for this machine (kiln_cpu_features()). */
 kiln_status kiln_compile_spec_make(const kiln_compile_options *opt, kiln_compile_spec *spec, char *message,
                                    size_t message_size);
+
+/* The i-th value of key in spec's normal form, or NULL; the number of them. */
+const char *kiln_compile_spec_value(const kiln_compile_spec *spec, const char *key, size_t i);
+size_t kiln_compile_spec_count(const kiln_compile_spec *spec, const char *key);
 
 #endif

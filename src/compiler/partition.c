@@ -1,4 +1,4 @@
-/* partition.c — the partitioner: runs of supported nodes become `cpu` delegate calls.
+/* partition.c — the partitioner: runs of nodes a backend supports become its delegate calls.
  *
  * Layer: compiler (see partition.h for the rules). A run consisting only of reshapes (Reshape,
  * Flatten, Squeeze, Unsqueeze, Identity, Dropout) is left portable: it would make a delegate
@@ -19,6 +19,7 @@
 
 typedef struct finder {
     kiln_ir_graph *g;
+    const kiln_compiler_backend *backend;
     const char *method;
     uint32_t *uses;             /* (n_values) input slots of live nodes reading the value */
     uint32_t *uses_inside;      /* (n_values) of those, inside the run being built */
@@ -66,18 +67,18 @@ static bool eligible(const finder *f, const kiln_ir_node *n)
         out_t[j].data = NULL;
         out[j] = &out_t[j];
     }
-    return kiln_cpu_aot_supports(&n->node, in, out);
+    return f->backend->supports(&n->node, in, out);
 }
 
 /* ---- building one partition ------------------------------------------------------------------ */
 
-static kiln_status map_value(finder *f, kiln_ir_partition *p, kiln_cpu_aot_value *values, int32_t v, int32_t *out)
+static kiln_status map_value(finder *f, kiln_ir_partition *p, kiln_backend_value *values, int32_t v, int32_t *out)
 {
     if (f->stamp[v] != f->run_id) {
         f->stamp[v] = f->run_id;
         f->local[v] = (int32_t)p->graph.n_values;
         const kiln_ir_value *iv = &f->g->values[v];
-        kiln_cpu_aot_value *pv = &values[p->graph.n_values];
+        kiln_backend_value *pv = &values[p->graph.n_values];
         pv->t = iv->t;
         pv->is_const = iv->is_const;
         if (!iv->is_const) pv->t.data = NULL;
@@ -99,8 +100,8 @@ static kiln_status build(finder *f, const int32_t *nodes, size_t n, kiln_ir_part
     p->nodes = KILN_ARENA_ARRAY(arena, int32_t, n);
     p->n_nodes = n;
     p->value_of = KILN_ARENA_ARRAY(arena, int32_t, max_values + 1);
-    kiln_cpu_aot_value *values = KILN_ARENA_ARRAY(arena, kiln_cpu_aot_value, max_values + 1);
-    kiln_cpu_aot_node *pnodes = KILN_ARENA_ARRAY(arena, kiln_cpu_aot_node, n);
+    kiln_backend_value *values = KILN_ARENA_ARRAY(arena, kiln_backend_value, max_values + 1);
+    kiln_backend_node *pnodes = KILN_ARENA_ARRAY(arena, kiln_backend_node, n);
     int32_t *inputs = KILN_ARENA_ARRAY(arena, int32_t, max_values + 1);
     int32_t *outputs = KILN_ARENA_ARRAY(arena, int32_t, max_values + 1);
     KILN_CHECK(p->nodes && p->value_of && values && pnodes && inputs && outputs, KILN_ERROR_OUT_OF_MEMORY);
@@ -125,7 +126,7 @@ static kiln_status build(finder *f, const int32_t *nodes, size_t n, kiln_ir_part
             outs[j] = -1;
             if (value_used(f, v)) KILN_TRY(map_value(f, p, values, v, &outs[j]));
         }
-        pnodes[k] = (kiln_cpu_aot_node){&node->node, ins, outs};
+        pnodes[k] = (kiln_backend_node){&node->node, ins, outs};
     }
     /* Outputs: produced here and read by someone after the run (or by the caller). */
     for (size_t k = 0; k < n; k++) {
@@ -137,7 +138,7 @@ static kiln_status build(finder *f, const int32_t *nodes, size_t n, kiln_ir_part
         }
     }
     for (size_t i = 0; i < p->graph.n_values; i++) f->uses_inside[p->value_of[i]] = 0;
-    p->graph = (kiln_cpu_aot_graph){f->method, values, p->graph.n_values, pnodes, n, inputs, p->graph.n_inputs,
+    p->graph = (kiln_backend_graph){f->method, values, p->graph.n_values, pnodes, n, inputs, p->graph.n_inputs,
                                     outputs, p->graph.n_outputs};
     return KILN_OK;
 }
@@ -192,12 +193,13 @@ static kiln_status count_uses(finder *f)
     return KILN_OK;
 }
 
-kiln_status kiln_ir_partition_find(kiln_ir_graph *g, const char *method, kiln_ir_partition **out, size_t *n_out)
+kiln_status kiln_ir_partition_find(kiln_ir_graph *g, const kiln_compiler_backend *backend, const char *method,
+                                   kiln_ir_partition **out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
     kiln_ir_eliminate_dead_nodes(g);
-    finder f = {.g = g, .method = method};
+    finder f = {.g = g, .backend = backend, .method = method};
     KILN_TRY(count_uses(&f));
     int32_t *run = KILN_ARENA_ARRAY(&g->arena, int32_t, g->n_nodes ? g->n_nodes : 1);
     KILN_CHECK(run, KILN_ERROR_OUT_OF_MEMORY);
@@ -222,7 +224,7 @@ kiln_status kiln_ir_partition_find(kiln_ir_graph *g, const char *method, kiln_ir
 static kiln_status replace_nodes(kiln_ir_graph *g, const kiln_ir_partition *p, size_t index, const char *backend,
                                  const void *payload, size_t payload_size)
 {
-    const kiln_cpu_aot_graph *pg = &p->graph;
+    const kiln_backend_graph *pg = &p->graph;
     int32_t *inputs = KILN_ARENA_ARRAY(&g->arena, int32_t, pg->n_inputs + 1);
     int32_t *outputs = KILN_ARENA_ARRAY(&g->arena, int32_t, pg->n_outputs + 1);
     char name[48];
@@ -253,42 +255,51 @@ kiln_status kiln_ir_partition_replace(kiln_ir_graph *g, const kiln_ir_partition 
     return replace_nodes(g, p, index, backend, payload, payload_size);
 }
 
-/* One context binary for the given partition graphs (one per method), or *payload NULL when a
-   requested target has no kernel for some step: the partitions then stay portable, which is
-   always correct (debug builds say so, in case it was not meant). */
-static kiln_status compile_partition(kiln_ir_graph *g, const kiln_cpu_aot_spec *spec, const kiln_cpu_aot_graph *graphs,
+/* The backend's compile of one spec. */
+typedef struct delegation {
+    const kiln_compiler_backend *backend;
+    const kiln_compile_kv *spec;
+    size_t n_spec;
+} delegation;
+
+/* One payload for the given partition graphs (one per method), or *payload NULL when the backend
+   cannot take them after all (a requested target has no kernel for some step): the partitions
+   then stay portable, which is always correct (debug builds say so, in case it was not meant). */
+static kiln_status compile_partition(kiln_ir_graph *g, const delegation *d, const kiln_backend_graph *graphs,
                                      size_t n_graphs, const char *what, size_t index, void **payload, size_t *size)
 {
-    char message[512];
-    kiln_status st = kiln_cpu_aot_compile(spec, graphs, n_graphs, payload, size, message, sizeof message);
+    char message[512] = "";
+    const char *name = d->backend->name;
+    kiln_status st = d->backend->compile(d->spec, d->n_spec, g->allocator, graphs, n_graphs, payload, size, message,
+                                         sizeof message);
     if (st == KILN_ERROR_NOT_SUPPORTED) {
 #ifdef KILN_DEBUG
-        fprintf(stderr, "kiln: %s: cpu partition %zu stays portable: %s\n", what, index, message);
+        fprintf(stderr, "kiln: %s: %s partition %zu stays portable: %s\n", what, name, index, message);
 #endif
         *payload = NULL;
         return KILN_OK;
     }
     if (st != KILN_OK)
-        return kiln_ir_fail(g, st, "%s, cpu partition %zu: %s", what, index, message[0] ? message : kiln_status_str(st));
+        return kiln_ir_fail(g, st, "%s, %s partition %zu: %s", what, name, index, message[0] ? message : kiln_status_str(st));
     return KILN_OK;
 }
 
-kiln_status kiln_ir_delegate_cpu(kiln_ir_graph *g, const char *method, const kiln_cpu_aot_spec *spec)
+kiln_status kiln_ir_delegate(kiln_ir_graph *g, const char *method, const kiln_compiler_backend *backend,
+                             const kiln_compile_kv *spec, size_t n_spec)
 {
     kiln_ir_partition *parts;
     size_t n_parts;
-    kiln_status st = kiln_ir_partition_find(g, method, &parts, &n_parts);
+    kiln_status st = kiln_ir_partition_find(g, backend, method, &parts, &n_parts);
     if (st != KILN_OK) return kiln_ir_fail(g, st, "partitioning method '%s' failed: %s", method, kiln_status_str(st));
-    kiln_cpu_aot_spec s = *spec;
-    s.allocator = g->allocator;
+    delegation d = {backend, spec, n_spec};
     char what[160];
     snprintf(what, sizeof what, "method '%s'", method);
     for (size_t i = 0; i < n_parts; i++) {
         void *payload;
         size_t size;
-        KILN_TRY(compile_partition(g, &s, &parts[i].graph, 1, what, i, &payload, &size));
+        KILN_TRY(compile_partition(g, &d, &parts[i].graph, 1, what, i, &payload, &size));
         if (!payload) continue;
-        st = kiln_ir_partition_replace(g, &parts[i], i, "cpu", payload, size);
+        st = kiln_ir_partition_replace(g, &parts[i], i, backend->name, payload, size);
         if (st != KILN_OK) return kiln_ir_fail(g, st, "method '%s': %s", method, kiln_status_str(st));
     }
     return KILN_OK;
@@ -298,10 +309,10 @@ kiln_status kiln_ir_delegate_cpu(kiln_ir_graph *g, const char *method, const kil
 
 /* Every method's partitions; COMPILE_SPEC when their counts differ (they are paired by index). */
 static kiln_status find_all(kiln_ir_graph *graphs, const kiln_compile_method *methods, size_t n,
-                            kiln_ir_partition **parts, size_t *n_parts)
+                            const kiln_compiler_backend *backend, kiln_ir_partition **parts, size_t *n_parts)
 {
     for (size_t m = 0; m < n; m++) {
-        kiln_status st = kiln_ir_partition_find(&graphs[m], methods[m].name, &parts[m], &n_parts[m]);
+        kiln_status st = kiln_ir_partition_find(&graphs[m], backend, methods[m].name, &parts[m], &n_parts[m]);
         if (st != KILN_OK)
             return kiln_ir_fail(&graphs[m], st, "partitioning method '%s' failed: %s", methods[m].name,
                                 kiln_status_str(st));
@@ -309,38 +320,39 @@ static kiln_status find_all(kiln_ir_graph *graphs, const kiln_compile_method *me
     for (size_t m = 1; m < n; m++) {
         if (n_parts[m] == n_parts[0]) continue;
         return kiln_ir_fail(&graphs[0], KILN_ERROR_COMPILE_SPEC,
-                            "weight sharing: methods '%s' and '%s' do not partition alike (%zu and %zu cpu "
+                            "weight sharing: methods '%s' and '%s' do not partition alike (%zu and %zu %s "
                             "partitions), so their partitions cannot be paired into shared binaries; compile "
                             "without --weight-sharing, or export the methods from one graph so that the same ops "
-                            "reach the backend", methods[0].name, methods[m].name, n_parts[0], n_parts[m]);
+                            "reach the backend", methods[0].name, methods[m].name, n_parts[0], n_parts[m],
+                            backend->name);
     }
     return KILN_OK;
 }
 
-kiln_status kiln_ir_delegate_cpu_shared(kiln_ir_graph *graphs, const kiln_compile_method *methods, size_t n,
-                                        const kiln_cpu_aot_spec *spec)
+kiln_status kiln_ir_delegate_shared(kiln_ir_graph *graphs, const kiln_compile_method *methods, size_t n,
+                                    const kiln_compiler_backend *backend, const kiln_compile_kv *spec, size_t n_spec)
 {
     kiln_ir_graph *g0 = &graphs[0];
     /* Per-method tables from the first graph's arena: they die with the compilation. */
     kiln_ir_partition **parts = KILN_ARENA_ARRAY(&g0->arena, kiln_ir_partition *, n);
     size_t *n_parts = KILN_ARENA_ARRAY(&g0->arena, size_t, n);
-    kiln_cpu_aot_graph *group = KILN_ARENA_ARRAY(&g0->arena, kiln_cpu_aot_graph, n);
+    kiln_backend_graph *group = KILN_ARENA_ARRAY(&g0->arena, kiln_backend_graph, n);
     if (!parts || !n_parts || !group) return kiln_ir_fail(g0, KILN_ERROR_OUT_OF_MEMORY, "weight sharing: out of memory");
-    KILN_TRY(find_all(graphs, methods, n, parts, n_parts));
-    kiln_cpu_aot_spec s = *spec;
-    s.allocator = g0->allocator;
+    KILN_TRY(find_all(graphs, methods, n, backend, parts, n_parts));
+    delegation d = {backend, spec, n_spec};
     char what[160];
     snprintf(what, sizeof what, "weight sharing over %zu methods", n);
     for (size_t i = 0; i < n_parts[0]; i++) {
         for (size_t m = 0; m < n; m++) group[m] = parts[m][i].graph;
         void *payload;
         size_t size;
-        KILN_TRY(compile_partition(g0, &s, group, n, what, i, &payload, &size));
+        KILN_TRY(compile_partition(g0, &d, group, n, what, i, &payload, &size));
         if (!payload) continue;
         /* The first method's graph owns the binary; every graph lives until the program is
            finished, so the others may point at it too. */
-        kiln_status st = kiln_ir_partition_replace(g0, &parts[0][i], i, "cpu", payload, size);
-        for (size_t m = 1; m < n && st == KILN_OK; m++) st = replace_nodes(&graphs[m], &parts[m][i], i, "cpu", payload, size);
+        kiln_status st = kiln_ir_partition_replace(g0, &parts[0][i], i, backend->name, payload, size);
+        for (size_t m = 1; m < n && st == KILN_OK; m++)
+            st = replace_nodes(&graphs[m], &parts[m][i], i, backend->name, payload, size);
         if (st != KILN_OK) return kiln_ir_fail(g0, st, "%s: %s", what, kiln_status_str(st));
     }
     return KILN_OK;

@@ -1,9 +1,10 @@
-/* program_scratch.c — scratch facts and group sizes of a program's cpu context binaries, and
+/* program_scratch.c — scratch facts and group sizes of a program's backend payloads, and
  * writing a program so changed (see program_scratch.h).
  *
  * Layer: compiler. The program is validated by the format reader before any reference is
- * followed; each context binary is read and patched through the cpu writer's own helpers
- * (backends/cpu/aot/ctxbin_group.h). A segment shared by several delegate calls is handled
+ * followed; each payload is read and patched through its backend's own hooks (scratch_info,
+ * set_group_scratch of the built-in table, compiler_backend.h); backends without them, and
+ * delegate calls naming no built-in backend, take no part. A segment shared by several delegate calls is handled
  * once. Setting a group size is two passes — check every binary, then patch — so a refused
  * size leaves the bytes untouched.
  */
@@ -12,46 +13,53 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/cpu/aot/ctxbin_group.h"
+#include "compiler/compiler_backend.h"
 #include "core/check.h"
 #include "core/hash.h"
 #include "format/program_reader.h"
 
-typedef kiln_status (*segment_fn)(void *arg, const kiln_program_view *v, uint32_t segment);
-
-static bool is_cpu_delegate(const kiln_program_view *v, const kiln_fmt_instr *in)
+/* The built-in backend with scratch hooks that a DELEGATE instruction calls, or NULL. */
+static const kiln_compiler_backend *scratch_backend(const kiln_program_view *v, const kiln_fmt_instr *in)
 {
-    return in->kind == KILN_INSTR_DELEGATE && strcmp(kiln_view_string(v, in->op), "cpu") == 0;
+    if (in->kind != KILN_INSTR_DELEGATE) return NULL;
+    const kiln_compiler_backend *b = kiln_compiler_backend_find(kiln_view_string(v, in->op));
+    return b && b->scratch_info && b->set_group_scratch ? b : NULL;
 }
 
-/* Call fn once for every distinct segment that a `cpu` DELEGATE instruction names. An earlier
+typedef kiln_status (*segment_fn)(void *arg, const kiln_program_view *v, const kiln_compiler_backend *b,
+                                  uint32_t segment);
+
+/* Call fn once for every distinct segment that a DELEGATE instruction of such a backend names. An earlier
    instruction naming the same segment is looked for rather than remembered: delegate calls are
    few (tens), and a search needs no allocation. */
-static kiln_status for_each_cpu_segment(const kiln_program_view *v, segment_fn fn, void *arg)
+static kiln_status for_each_segment(const kiln_program_view *v, segment_fn fn, void *arg)
 {
     for (uint64_t k = 0; k < v->n_instrs; k++) {
         const kiln_fmt_instr *in = &v->instrs[k];
-        if (!is_cpu_delegate(v, in)) continue;
+        const kiln_compiler_backend *b = scratch_backend(v, in);
+        if (!b) continue;
         bool seen = false;
         for (uint64_t j = 0; j < k && !seen; j++)
-            seen = is_cpu_delegate(v, &v->instrs[j]) && v->instrs[j].segment == in->segment;
-        if (!seen) KILN_TRY(fn(arg, v, in->segment));
+            seen = scratch_backend(v, &v->instrs[j]) && v->instrs[j].segment == in->segment;
+        if (!seen) KILN_TRY(fn(arg, v, b, in->segment));
     }
     return KILN_OK;
 }
 
-static kiln_status segment_info(const kiln_program_view *v, uint32_t segment, uint64_t *need, uint64_t *group)
+static kiln_status segment_info(const kiln_program_view *v, const kiln_compiler_backend *b, uint32_t segment,
+                                 uint64_t *need, uint64_t *group)
 {
     const kiln_fmt_segment *s = &v->segments[segment];
     KILN_CHECK(s->size <= SIZE_MAX, KILN_ERROR_INCOMPATIBLE);
-    return kiln_cpu_aot_scratch_info(kiln_view_segment_data(v, segment), (size_t)s->size, need, group);
+    return b->scratch_info(kiln_view_segment_data(v, segment), (size_t)s->size, need, group);
 }
 
-static kiln_status add_to_query(void *arg, const kiln_program_view *v, uint32_t segment)
+static kiln_status add_to_query(void *arg, const kiln_program_view *v, const kiln_compiler_backend *b,
+                                uint32_t segment)
 {
     kiln_program_scratch *q = arg;
     uint64_t need, group;
-    KILN_TRY(segment_info(v, segment, &need, &group));
+    KILN_TRY(segment_info(v, b, segment, &need, &group));
     if (need > q->need) q->need = need;
     if (q->n_binaries > 0 && group != q->group) q->groups_differ = true;
     if (q->n_binaries == 0 || group > q->group) q->group = group;
@@ -64,7 +72,7 @@ kiln_status kiln_program_scratch_query(const void *data, size_t size, kiln_progr
     memset(out, 0, sizeof *out);
     kiln_program_view v;
     KILN_TRY(kiln_program_view_init(&v, data, size));
-    return for_each_cpu_segment(&v, add_to_query, out);
+    return for_each_segment(&v, add_to_query, out);
 }
 
 typedef struct group_patch {
@@ -73,16 +81,17 @@ typedef struct group_patch {
     bool write;                 /* false: check pass */
 } group_patch;
 
-static kiln_status patch_segment(void *arg, const kiln_program_view *v, uint32_t segment)
+static kiln_status patch_segment(void *arg, const kiln_program_view *v, const kiln_compiler_backend *b,
+                                 uint32_t segment)
 {
     group_patch *p = arg;
     uint64_t need, group;
-    KILN_TRY(segment_info(v, segment, &need, &group));
+    KILN_TRY(segment_info(v, b, segment, &need, &group));
     KILN_CHECK(p->group_size == 0 || p->group_size >= need, KILN_ERROR_INVALID_ARGUMENT);
     if (!p->write) return KILN_OK;
     kiln_fmt_segment s = v->segments[segment];
     uint8_t *bytes = p->base + s.offset;
-    KILN_TRY(kiln_cpu_aot_set_group_scratch(bytes, (size_t)s.size, p->group_size));
+    KILN_TRY(b->set_group_scratch(bytes, (size_t)s.size, p->group_size));
     s.hash = kiln_hash64(bytes, (size_t)s.size, 0);
     size_t at = (size_t)((const uint8_t *)&v->segments[segment] - v->base);
     memcpy(p->base + at, &s, sizeof s);
@@ -94,9 +103,9 @@ kiln_status kiln_program_scratch_set_group(void *data, size_t size, uint64_t gro
     kiln_program_view v;
     KILN_TRY(kiln_program_view_init(&v, data, size));
     group_patch p = {data, group_size, false};
-    KILN_TRY(for_each_cpu_segment(&v, patch_segment, &p));
+    KILN_TRY(for_each_segment(&v, patch_segment, &p));
     p.write = true;
-    return for_each_cpu_segment(&v, patch_segment, &p);
+    return for_each_segment(&v, patch_segment, &p);
 }
 
 kiln_status kiln_program_scratch_write(const kiln_file_io *io, const char *path, void *data, size_t size,

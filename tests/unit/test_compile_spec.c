@@ -286,10 +286,13 @@ static void expect_default(const char *what, const char *const *precision, uint6
     char message[512] = "";
     EXPECT_STATUS(kiln_compile_spec_make_for(&o, features, &spec, message, sizeof message), KILN_OK);
     unit_checks++;
-    if (spec.n_targets != 1 || strcmp(spec.targets[0], target) != 0 || spec.precisions[0] != precision_id) {
-        fprintf(stderr, "%s: default target %s precision %u, wanted %s precision %u (%s)\n", what,
-                spec.n_targets ? spec.targets[0] : "(none)", (unsigned)spec.precisions[0], target,
-                (unsigned)precision_id, message);
+    /* The spec's normal form (the cpu backend's keys): one target, one precision per target. */
+    const char *got = kiln_compile_spec_value(&spec, "target", 0), *got_p = kiln_compile_spec_value(&spec, "precision", 0);
+    const char *want_p = precision_id == KILN_CTX_PRECISION_BF16 ? "bf16" : "f32";
+    if (kiln_compile_spec_count(&spec, "target") != 1 || strcmp(got, target) != 0 || !got_p ||
+        strcmp(got_p, want_p) != 0) {
+        fprintf(stderr, "%s: default target %s precision %s, wanted %s precision %s (%s)\n", what,
+                got ? got : "(none)", got_p ? got_p : "(none)", target, want_p, message);
         unit_failures++;
     }
 }
@@ -394,8 +397,9 @@ static void test_mixed_precisions(void)
     kiln_compile_spec spec;
     char message[512] = "";
     EXPECT_STATUS(kiln_compile_spec_make(&o, &spec, message, sizeof message), KILN_OK);
-    EXPECT(spec.n_targets == 2 && spec.precisions[0] == KILN_CTX_PRECISION_BF16 &&
-           spec.precisions[1] == KILN_CTX_PRECISION_F32);
+    EXPECT(kiln_compile_spec_count(&spec, "target") == 2 &&
+           strcmp(kiln_compile_spec_value(&spec, "precision", 0), "bf16") == 0 &&
+           strcmp(kiln_compile_spec_value(&spec, "precision", 1), "f32") == 0);
 
     uint8_t *model;
     size_t model_size;

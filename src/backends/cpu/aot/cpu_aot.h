@@ -2,8 +2,9 @@
  * partition (one graph per method) into a context binary with one record per target.
  *
  * Layer: backends/cpu/aot. Depends on core, kernels/portable (kiln_node, shape helpers) and
- * backends/cpu. Used by the compiler's partitioner (src/compiler/partition.c); it does not see
- * the compiler IR, only this neutral description of a partition.
+ * backends/cpu, and on the compile-time backend interface (compiler/compiler_backend.h), whose
+ * neutral description of a partition it lowers; it does not see the compiler IR. Reached from the
+ * compiler only through its table entry (aot_backend.h).
  */
 #ifndef KILN_BACKENDS_CPU_AOT_CPU_AOT_H
 #define KILN_BACKENDS_CPU_AOT_CPU_AOT_H
@@ -12,33 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compiler/compiler_backend.h"
 #include "kernels/portable/kernel.h"
 #include "kiln/kiln.h"
 
-typedef struct kiln_cpu_aot_value {
-    kiln_tensor t;                  /* dtype, rank, shape always static; data when is_const */
-    bool is_const;
-} kiln_cpu_aot_value;
-
-typedef struct kiln_cpu_aot_node {
-    const kiln_node *node;          /* op, opset, attributes */
-    const int32_t *inputs;          /* (node->n_inputs) value indices, -1 = absent */
-    const int32_t *outputs;         /* (node->n_outputs) value indices, -1 = unused */
-} kiln_cpu_aot_node;
-
-/* One method's partition. inputs are the non-constant values entering it (the delegate call's
- * inputs, in this order), outputs the values leaving it (its outputs, in this order). */
-typedef struct kiln_cpu_aot_graph {
-    const char *name;               /* method name = graph name */
-    const kiln_cpu_aot_value *values;
-    size_t n_values;
-    const kiln_cpu_aot_node *nodes; /* in execution order */
-    size_t n_nodes;
-    const int32_t *inputs;
-    size_t n_inputs;
-    const int32_t *outputs;
-    size_t n_outputs;
-} kiln_cpu_aot_graph;
+/* A partition as the compiler hands it over (compiler/compiler_backend.h). */
+typedef kiln_backend_value kiln_cpu_aot_value;
+typedef kiln_backend_node kiln_cpu_aot_node;
+typedef kiln_backend_graph kiln_cpu_aot_graph;
 
 typedef struct kiln_cpu_aot_spec {
     const char *const *targets;     /* target names (validated by the caller), one record each */
