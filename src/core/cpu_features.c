@@ -1,6 +1,10 @@
-/* cpu_features.c — CPUID/XGETBV feature detection and cache sizes (x86-64; elsewhere nothing
- * is reported, so only the generic target is selected). Layer: core. */
+/* cpu_features.c — what this CPU can execute and its cache sizes, detected once (cpu_features.h).
+ * Layer: core. The processor's own probes (CPUID on x86) are core/arch/cpu_features_<arch>.c,
+ * which the build picks; elsewhere no feature is reported, so only the generic target is
+ * selected. Cache sizes come from Linux's sysfs first, then from the processor's probe. */
 #include "core/cpu_features.h"
+
+#include "core/arch/cpu_features_arch.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -11,32 +15,6 @@
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 static uint64_t detected_features;
 static size_t detected_l1, detected_l2, detected_l3;
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-
-static uint64_t xgetbv0(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    return ((uint64_t)hi << 32) | lo;
-}
-
-static void detect_caches(void)
-{
-    unsigned a, b, c, d;
-    for (unsigned i = 0; i < 16; i++) {
-        __cpuid_count(4, i, a, b, c, d);
-        unsigned type = a & 31;
-        if (type == 0) break;
-        if (type == 2) continue; /* instruction cache */
-        unsigned level = (a >> 5) & 7;
-        size_t size = (size_t)(((b >> 22) & 0x3FF) + 1) * (((b >> 12) & 0x3FF) + 1) * ((b & 0xFFF) + 1) * (c + 1);
-        if (level == 1) detected_l1 = size;
-        else if (level == 2) detected_l2 = size;
-        else if (level == 3) detected_l3 = size;
-    }
-}
 
 /* Linux describes the caches in sysfs even where a hypervisor hides CPUID leaf 4. */
 static void detect_caches_sysfs(void)
@@ -69,49 +47,10 @@ static void detect_caches_sysfs(void)
 
 static void detect(void)
 {
-    unsigned a, b, c, d, max;
-    uint64_t f = 0;
-    max = __get_cpuid_max(0, NULL);
-    if (max < 1) return;
-    __cpuid(1, a, b, c, d);
-    if (d & (1u << 26)) f |= KILN_CPU_BIT(SSE2);
-    if (c & (1u << 19)) f |= KILN_CPU_BIT(SSE41);
-    bool osxsave = (c >> 27) & 1;
-    uint64_t xcr0 = osxsave ? xgetbv0() : 0;
-    bool ymm = (xcr0 & 0x6) == 0x6, zmm = (xcr0 & 0xE6) == 0xE6, tiles = (xcr0 & 0x60000) == 0x60000;
-    if (ymm && (c & (1u << 28))) f |= KILN_CPU_BIT(AVX);
-    if (ymm && (c & (1u << 12))) f |= KILN_CPU_BIT(FMA);
-    if (ymm && (c & (1u << 29))) f |= KILN_CPU_BIT(F16C);
-    if (max >= 7) {
-        __cpuid_count(7, 0, a, b, c, d);
-        if (ymm && (b & (1u << 5))) f |= KILN_CPU_BIT(AVX2);
-        if (b & (1u << 8)) f |= KILN_CPU_BIT(BMI2);
-        if (zmm) {
-            if (b & (1u << 16)) f |= KILN_CPU_BIT(AVX512F);
-            if (b & (1u << 17)) f |= KILN_CPU_BIT(AVX512DQ);
-            if (b & (1u << 28)) f |= KILN_CPU_BIT(AVX512CD);
-            if (b & (1u << 30)) f |= KILN_CPU_BIT(AVX512BW);
-            if (b & (1u << 31)) f |= KILN_CPU_BIT(AVX512VL);
-            if (c & (1u << 11)) f |= KILN_CPU_BIT(AVX512VNNI);
-        }
-        if (tiles) {
-            if (d & (1u << 24)) f |= KILN_CPU_BIT(AMXTILE);
-            if (d & (1u << 22)) f |= KILN_CPU_BIT(AMXBF16);
-            if (d & (1u << 25)) f |= KILN_CPU_BIT(AMXINT8);
-        }
-        unsigned sub = a;
-        if (sub >= 1 && zmm) {
-            __cpuid_count(7, 1, a, b, c, d);
-            if (a & (1u << 5)) f |= KILN_CPU_BIT(AVX512BF16);
-        }
-    }
-    detected_features = f;
+    detected_features = kiln_cpu_arch_features();
     detect_caches_sysfs();
-    if (!detected_l1 && max >= 4) detect_caches();
+    if (!detected_l1) kiln_cpu_arch_caches(&detected_l1, &detected_l2, &detected_l3);
 }
-#else
-static void detect(void) {}
-#endif
 
 uint64_t kiln_cpu_features(void)
 {

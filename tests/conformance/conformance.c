@@ -18,6 +18,10 @@
 #include <string.h>
 
 #include "backends/cpu/targets.h"
+
+#ifdef KILN_CPU_TEST_TARGETS
+unsigned long kiln_cpu_kernels_test_min_calls(void); /* kernels-min.c */
+#endif
 #include "compare.h"
 #include "core/alloc.h"
 #include "onnx_case.h"
@@ -164,6 +168,15 @@ int main(int argc, char **argv)
     printf("%d passed, %d failed\n", passed, failed);
     onnx_case_list_free(exclude);
     onnx_case_list_free(ratchet);
+#ifdef KILN_CPU_TEST_TARGETS
+    /* The test-only table must have run its own slots, not only the generic ones or the
+       portable kernels (kernels-min.c). */
+    if (cfg.target && strcmp(cfg.target, "test-min") == 0) {
+        unsigned long own = kiln_cpu_kernels_test_min_calls();
+        printf("test-min: %lu calls of the table's own vector and GEMM kernels\n", own);
+        if (own == 0) return 1;
+    }
+#endif
     if (report_only) return 0;
     return ratchet ? (regressions ? 1 : 0) : (failed ? 1 : 0);
 }

@@ -12,8 +12,13 @@
     (V3_FEATURES | KILN_CPU_BIT(AVX512F) | KILN_CPU_BIT(AVX512BW) | KILN_CPU_BIT(AVX512DQ) |        \
      KILN_CPU_BIT(AVX512VL) | KILN_CPU_BIT(AVX512CD))
 
+#ifdef KILN_CPU_TEST_TARGETS
+extern const kiln_cpu_kernels kiln_cpu_kernels_test_min;
+#endif
+
 static const kiln_cpu_target targets[] = {
     {"generic", "portable C, any CPU", 0, 0, 32 << 10, 256 << 10, 4 << 20, &kiln_cpu_kernels_generic},
+#ifdef KILN_X86 /* the avx2/avx512 tables are built for x86 only (CMakeLists.txt) */
     {"x86-64-v3", "AVX2 + FMA (Haswell and later, Zen)", V3_FEATURES, 1, 32 << 10, 256 << 10, 8 << 20,
      &kiln_cpu_kernels_avx2},
     {"x86-64-v4", "AVX-512 F/BW/DQ/VL/CD (Skylake-SP and later, Zen 4)", V4_FEATURES, 2, 32 << 10, 1 << 20, 16 << 20,
@@ -22,6 +27,13 @@ static const kiln_cpu_target targets[] = {
        x86-64-v4, not above it, so f32 compiles keep choosing x86-64-v4 by default. */
     {"x86-64-v4-bf16", "x86-64-v4 + AVX512-BF16 (Cooper Lake, Sapphire Rapids, Zen 4)",
      V4_FEATURES | KILN_CPU_BIT(AVX512BF16), 2, 32 << 10, 1 << 20, 16 << 20, &kiln_cpu_kernels_avx512bf16},
+#endif
+#ifdef KILN_CPU_TEST_TARGETS
+    /* Test binaries only (tests/conformance/kernels-min.c): a table of just a vector layer and a
+       GEMM microkernel, the rest generic. Rank -1: only ever used when forced. */
+    {"test-min", "test only: vector layer + GEMM microkernel, generic fallback", 0, -1, 32 << 10, 256 << 10,
+     4 << 20, &kiln_cpu_kernels_test_min},
+#endif
 };
 
 size_t kiln_cpu_target_count(void) { return sizeof targets / sizeof targets[0]; }

@@ -50,6 +50,13 @@ typedef struct kiln_cpu_kernels {
     const char *isa;                            /* "generic", "avx2", "avx512", "avx512bf16" */
     uint32_t gemm_mr, gemm_nr;                  /* register tile: packing layout of weights */
     uint32_t bf16;                              /* 1: runs GEMM steps with B packed as bf16 pairs */
+    /* Set-up the table's kernels need before they run (NULL, today's tables: none), run by
+       kiln_cpu_kernels_setup: process_setup once per load, before any thread_setup (idempotent,
+       as a process may load many records: e.g. Linux's arch_prctl(ARCH_REQ_XCOMP_PERM) for AMX
+       tiles), and thread_setup on every thread that will run the table's steps (e.g. AMX's
+       ldtilecfg, which is per thread). */
+    kiln_status (*process_setup)(void);
+    void (*thread_setup)(void);
     kiln_cpu_step_fn ops[KILN_CPU_OP_COUNT];    /* indexed by kiln_cpu_op; NULL = unsupported */
 } kiln_cpu_kernels;
 
@@ -57,6 +64,12 @@ extern const kiln_cpu_kernels kiln_cpu_kernels_generic;
 extern const kiln_cpu_kernels kiln_cpu_kernels_avx2;
 extern const kiln_cpu_kernels kiln_cpu_kernels_avx512;
 extern const kiln_cpu_kernels kiln_cpu_kernels_avx512bf16;
+
+/* k's process_setup, then its thread_setup on the calling thread and once on each of the exec's
+ * other threads (exec->parallel_for over n_threads tasks, each holding its thread until all have
+ * started, so no thread runs two): what a runtime calls before the table's first step. KILN_OK,
+ * or process_setup's failure. Without hooks it does nothing. */
+kiln_status kiln_cpu_kernels_setup(const kiln_cpu_kernels *k, const kiln_cpu_exec *exec);
 
 /* Bytes of workspace a step needs on a kernel table (packing buffers, im2col chunks), sized from
  * the params and the target's cache sizes; 0 if none. Used by the lowering to plan scratch. */

@@ -130,6 +130,16 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_bf16_row_fn bf16_row;          /* with gemm_bf16 */
 } kiln_cpu_kit;
 
+/* The designated initialisers of every kit slot but the tile, the GEMM microkernels and the
+ * bf16 ones, from one ISA's functions named FN(name) (e.g. kiln_cpu_f32_vact__avx2): the one
+ * list template/kernel-table.h fills a kit from — an ISA's own functions, or the generic ones
+ * for the slots a table leaves out. */
+#define KILN_CPU_KIT_SLOTS(FN)                                                                   \
+    .act = FN(f32_vact), .binary = FN(f32_vbinary), .scale_shift = FN(f32_vscaleshift),          \
+    .dwconv = FN(f32_dwconv2d), .maxpool = FN(f32_maxpool2d), .im2col = FN(f32_im2col),          \
+    .pack_rows = FN(f32_pack_rows), .pack_rows_sum = FN(f32_pack_rows_sum), .wino_in = FN(f32_wino_in), \
+    .wino_out = FN(f32_wino_out)
+
 /* Keeps the first failure of a step's tasks in *status (which starts as KILN_OK). */
 static inline void kiln_cpu_record_failure(atomic_int *status, kiln_status st)
 {

@@ -113,7 +113,10 @@ static kiln_status cpu_init(void *user, const kiln_backend_init_args *args, void
     d->context = c;
     d->allocator = args->allocator;
     st = setup_threads(d, args);
+    /* The table's set-up hooks (AMX-like ISAs) on every thread of the pool before its first step. */
+    if (st == KILN_OK) st = kiln_cpu_kernels_setup(c->kernels, &d->threads);
     if (st != KILN_OK) {
+        kiln_free(args->allocator, d->threads.thread_workspace);
         kiln_cpu_cache_release(c);
         kiln_free(args->allocator, d);
         return st;
@@ -129,6 +132,8 @@ static kiln_status cpu_execute(void *user, void *handle, const kiln_tensor *cons
     (void)user;
     cpu_delegate *d = live_delegate(handle);
     KILN_CHECK(d, KILN_ERROR_STALE_HANDLE);
+    /* The caller runs task 0 of every step and may be another thread than at init. */
+    if (d->context->kernels->thread_setup) d->context->kernels->thread_setup();
     return kiln_cpu_context_execute(d->context, d->graph, in, n_in, out, n_out, &d->threads);
 }
 

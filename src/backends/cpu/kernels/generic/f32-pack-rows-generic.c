@@ -3,7 +3,7 @@
  * its panel lane.
  *
  * Layer: backends/cpu/kernels/generic. The vector tables gather a panel row per k instead
- * (template/f32-pack-rows.h); all write the same panel.
+ * (x86/f32-pack-rows-sse.h); all write the same panel.
  */
 #include "backends/cpu/kernels/generic/kernels-generic.h"
 

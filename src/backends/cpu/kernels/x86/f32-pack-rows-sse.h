@@ -1,10 +1,11 @@
-/* f32-pack-rows.h — TEMPLATE: row-panel packing (kiln_cpu_pack_rows_fn) by 4 x 4 transposes, and
+/* f32-pack-rows-sse.h — TEMPLATE (x86): row-panel packing (kiln_cpu_pack_rows_fn) by 4 x 4 transposes, and
  * the same of the sum of two row sets (kiln_cpu_pack_rows_sum_fn); defines
  * KILN_CPU_ISA(f32_pack_rows) and KILN_CPU_ISA(f32_pack_rows_sum). Include after the ISA's
  * vector layer.
  *
- * Layer: backends/cpu/kernels (template, x86 only: it uses 128-bit SSE registers, which every
- * table that includes it has). Panel row k (width floats at dst + k * width) holds element k of
+ * Layer: backends/cpu/kernels/x86: templates of the x86 ISA directories only (avx2/, avx512/),
+ * which CMakeLists.txt builds only for an x86 processor: it uses 128-bit SSE registers, which
+ * every table that includes it has. Panel row k (width floats at dst + k * width) holds element k of
  * every row. Four rows by four k at a time: four loads, one in-register transpose, four stores
  * of four floats — where the plain loop stores one float per element and was about a tenth of a
  * small-M GEMM's time (the BERT-like encoder); a gather per panel row measured slower still.
