@@ -143,6 +143,10 @@ static void bad_block(tb_binary *b)
 {
     ((kiln_ctx_block *)((uint8_t *)b->data + hdr(b)->blocks_offset))->size = b->size;
 }
+static void block_in_tables(tb_binary *b)
+{
+    ((kiln_ctx_block *)((uint8_t *)b->data + hdr(b)->blocks_offset))->offset = 128;
+}
 static void bad_features(tb_binary *b) { rec(b, 1)->features |= (uint64_t)1 << 40; }
 static void bad_tile(tb_binary *b) { rec(b, 0)->gemm_nr = 0; }
 static void dup_target(tb_binary *b) { rec(b, 1)->target = rec(b, 0)->target; }
@@ -200,6 +204,7 @@ static const corruption corruptions[] = {
     {"records", bad_records, "record table", KILN_ERROR_INCOMPATIBLE},
     {"no records", no_records, "0 records", KILN_ERROR_INCOMPATIBLE},
     {"block", bad_block, "weight block 0", KILN_ERROR_INCOMPATIBLE},
+    {"block in the tables", block_in_tables, "weight block 0 overlaps the tables", KILN_ERROR_INCOMPATIBLE},
     {"features", bad_features, "unknown CPU features", KILN_ERROR_INCOMPATIBLE},
     {"tile", bad_tile, "register tile", KILN_ERROR_INCOMPATIBLE},
     {"duplicate target", dup_target, "two records for target 'generic'", KILN_ERROR_INCOMPATIBLE},

@@ -228,7 +228,7 @@ kiln_status aot_write_binary(const kiln_cpu_aot_spec *spec, const aot_record *re
         memcpy(file + blk.offset, pool->blocks[b].data, (size_t)blk.size);
     }
     if (!write_records(file, &l, records, n_records, &st)) {
-        status = KILN_ERROR_LIMIT; /* cannot happen: collect_strings saw every name */
+        status = KILN_ERROR_INTERNAL; /* cannot happen: collect_strings saw every name */
         kiln_free(allocator, file);
         goto done;
     }

@@ -139,13 +139,19 @@ static kiln_status check_header(reader *rd)
     return KILN_OK;
 }
 
+/* Weight blocks lie after every table, in table order, without overlapping each other, as the
+   writer lays them out: so no byte is both a reference the runtime follows and a weight, and no
+   two blocks (of distinct content by their hashes) share bytes. */
 static kiln_status check_blocks(reader *rd)
 {
     const kiln_ctxbin *b = rd->bin;
+    uint64_t end = b->size; /* the end of the tables */
     for (uint32_t i = 0; i < b->header->n_blocks; i++) {
         const kiln_ctx_block *k = &b->blocks[i];
         if (k->offset % 64 != 0 || k->offset < KILN_CTX_HEADER_SIZE || !kiln_range_ok(k->offset, k->size, b->payload_size))
             return REJECT(rd, "weight block %u is out of range or not 64-byte aligned", i);
+        if (k->offset < end) return REJECT(rd, "weight block %u overlaps the tables or the block before it", i);
+        end = k->offset + k->size;
     }
     return KILN_OK;
 }
