@@ -37,6 +37,13 @@ const char *kiln_ctxbin_v2_step_feature(const kiln_ctx_step *s)
         memcpy(&p, s->params, sizeof p);
         if (p.b_packed == KILN_CPU_PACKED_BF16) return "a GEMM with bf16-packed B";
         if (p.b_packed == KILN_CPU_PACKED_STRASSEN) return "a GEMM with Strassen-packed B";
+        /* Version 1 gave every product of a batch rows of its own, at least one product's
+           extent apart; version 2 also writes bands of columns of shared rows (attention's heads
+           merged in place). Raw parameters: overflow-checked, the step check comes later. */
+        int64_t extent;
+        if (p.batch > 1 && !__builtin_sub_overflow(p.M, 1, &extent) && !__builtin_mul_overflow(extent, p.ldy, &extent) &&
+            !__builtin_add_overflow(extent, p.N, &extent) && p.y_batch_stride < extent)
+            return "a batched GEMM writing bands of columns";
         return NULL;
     }
     case KILN_CPU_OP_CONV2D: {
