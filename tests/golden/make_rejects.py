@@ -67,11 +67,13 @@ def main(golden, corpus):
          "a version 1 file with the no-strassen spec bit"),
     ]
     with open(os.path.join(reject, "expected.txt"), "w") as f:
-        f.write("# file status — written by make_rejects.py; the status kiln_ctxbin_open gives each file, or\n"
-                "# KILN_ERROR_FORMAT where it opens but its signature does not match its contents\n")
+        f.write("# file status check — written by make_rejects.py. check `open`: the status kiln_ctxbin_open\n"
+                "# gives (the files are edited without re-signing: loading does not hash); `verify`: that\n"
+                "# status, or KILN_ERROR_FORMAT when it opens but its signature does not match (kiln verify)\n")
         for name, data, status, why in cases:
             open(os.path.join(reject, name), "wb").write(data)
-            f.write("%s %s  # %s\n" % (name, status, why))
+            check = "verify" if name == "bad_signature.ctxb" else "open"
+            f.write("%s %s %s  # %s\n" % (name, status, check, why))
 
 
 if __name__ == "__main__":
