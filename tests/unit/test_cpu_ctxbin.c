@@ -128,8 +128,9 @@ static void v1_bf16_record(tb_binary *b)
 }
 static void v1_unary_rms(tb_binary *b)
 {
-    /* a LayerNorm flag on a step that is no LayerNorm is no version 2 feature: only op-specific
-       fields count, so this one is refused by the step's own parameter check */
+    /* a unary step relabelled LAYERNORM: its bytes hold no version 2 LayerNorm field (rms,
+       has_residual zero), so the version 1 rule lets it through and the step's own parameter
+       check refuses it, as in any version */
     hdr(b)->version = 1;
     step(b, 2, 1, 1)->op = KILN_CPU_OP_LAYERNORM;
 }
