@@ -247,6 +247,58 @@ static void test_version_1_subset(void)
     free(b.data);
 }
 
+/* Every version 2 step value is recognised (the golden files cannot hold all: no Strassen). */
+static void test_v2_step_features(void)
+{
+    kiln_ctx_step s;
+    kiln_cpu_gemm_params g;
+    kiln_cpu_conv_params c;
+    kiln_cpu_layernorm_params l;
+    memset(&s, 0, sizeof s);
+    memset(&g, 0, sizeof g);
+    s.op = KILN_CPU_OP_GEMM;
+    g.M = 4, g.N = 8, g.K = 2, g.batch = 1, g.ldy = 8, g.b_packed = 1;
+    memcpy(s.params, &g, sizeof g);
+    EXPECT(kiln_ctxbin_v2_step_feature(&s) == NULL);
+    g.b_packed = KILN_CPU_PACKED_STRASSEN;
+    memcpy(s.params, &g, sizeof g);
+    EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "a GEMM with Strassen-packed B") == 0);
+    g.b_packed = KILN_CPU_PACKED_BF16;
+    memcpy(s.params, &g, sizeof g);
+    EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "a GEMM with bf16-packed B") == 0);
+    g.b_packed = 0, g.batch = 2, g.y_batch_stride = 32; /* rows of its own: (M-1)*ldy+N = 32 */
+    memcpy(s.params, &g, sizeof g);
+    EXPECT(kiln_ctxbin_v2_step_feature(&s) == NULL);
+    g.y_batch_stride = 8, g.ldy = 16; /* two bands of 8 columns of shared rows */
+    memcpy(s.params, &g, sizeof g);
+    EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "a batched GEMM writing bands of columns") == 0);
+    memset(&c, 0, sizeof c);
+    s.op = KILN_CPU_OP_CONV2D;
+    const char *conv[] = {"a Winograd convolution", "a pixel-rows convolution", "a convolution with a residual input",
+                          "a bf16 convolution"};
+    uint8_t *flags[] = {&c.winograd, &c.pixel_rows, &c.has_residual, &c.bf16};
+    for (int i = 0; i < 4; i++) {
+        memset(&c, 0, sizeof c);
+        *flags[i] = 1;
+        memcpy(s.params, &c, sizeof c);
+        EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), conv[i]) == 0);
+    }
+    memset(&l, 0, sizeof l);
+    s.op = KILN_CPU_OP_LAYERNORM;
+    memset(s.params, 0, sizeof s.params);
+    EXPECT(kiln_ctxbin_v2_step_feature(&s) == NULL);
+    l.rms = 1;
+    memcpy(s.params, &l, sizeof l);
+    EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "an RMS normalisation") == 0);
+    l.rms = 0, l.has_residual = 1;
+    memcpy(s.params, &l, sizeof l);
+    EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "a LayerNormalization with a residual input") == 0);
+    kiln_ctx_tensor t = {.dtype = KILN_DTYPE_BF16};
+    EXPECT(kiln_ctxbin_v2_tensor_feature(&t) != NULL);
+    t.dtype = KILN_DTYPE_F32;
+    EXPECT(kiln_ctxbin_v2_tensor_feature(&t) == NULL);
+}
+
 static void test_corruptions(void)
 {
     for (size_t i = 0; i < sizeof corruptions / sizeof corruptions[0]; i++) {
@@ -437,6 +489,7 @@ int main(void)
     test_valid_and_truncated();
     test_bit_flips();
     test_version_1_subset();
+    test_v2_step_features();
     test_corruptions();
     test_loaded_refusals();
     test_foreign_tile_refused();
