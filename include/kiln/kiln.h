@@ -42,6 +42,7 @@ extern "C" {
  *   -200 .. -299  format and compatibility errors (the bytes are wrong or not for this build/CPU)
  *   -300 .. -399  backend errors (delegates and their registry)
  *   -400 .. -499  compiler errors (the model or the compile spec)
+ *   -900          internal error: a path that cannot happen was taken (a bug in kiln, to report)
  */
 #define KILN_STATUS_MAP(X)                                                                       \
     X(OK, 0, "success")                                                                          \
@@ -70,7 +71,8 @@ extern "C" {
     X(ERROR_BACKEND_ABI, -304, "backend was built for another ABI version")                      \
     X(ERROR_UNSUPPORTED_OP, -400, "model uses an operator kiln does not support")               \
     X(ERROR_MODEL, -401, "model is invalid")                                                     \
-    X(ERROR_COMPILE_SPEC, -402, "compile options are invalid")
+    X(ERROR_COMPILE_SPEC, -402, "compile options are invalid")                                   \
+    X(ERROR_INTERNAL, -900, "internal error in kiln (a bug: please report it)")
 
 typedef enum kiln_status {
 #define KILN_STATUS_ENUM_(name, value, message) KILN_##name = value,

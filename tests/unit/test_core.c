@@ -34,7 +34,7 @@ static const status_row status_rows[] = {
 static bool status_in_documented_range(int v)
 {
     return v == 0 || (v <= -1 && v >= -99) || (v <= -100 && v >= -199) || (v <= -200 && v >= -299) ||
-           (v <= -300 && v >= -399) || (v <= -400 && v >= -499);
+           (v <= -300 && v >= -399) || (v <= -400 && v >= -499) || v == -900;
 }
 
 static void test_statuses(void)
@@ -49,8 +49,9 @@ static void test_statuses(void)
         EXPECT(r->value == 0 ? strcmp(r->name, "OK") == 0 : strncmp(r->name, "ERROR_", 6) == 0);
         for (size_t j = 0; j < i; j++) EXPECT(status_rows[j].value != r->value);
     }
-    EXPECT(N_STATUS >= 27);
-    int unknown[] = {1, -11, -99, -104, -500, INT32_MIN, INT32_MAX};
+    EXPECT(N_STATUS >= 28);
+    EXPECT(strcmp(kiln_status_name(KILN_ERROR_INTERNAL), "ERROR_INTERNAL") == 0 && KILN_ERROR_INTERNAL == -900);
+    int unknown[] = {1, -11, -99, -104, -500, -899, -901, INT32_MIN, INT32_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         EXPECT(strcmp(kiln_status_str((kiln_status)unknown[i]), "unknown status") == 0);
         EXPECT(strcmp(kiln_status_name((kiln_status)unknown[i]), "UNKNOWN") == 0);

@@ -92,7 +92,7 @@ static void test_bit_flips(void)
             memcpy(copy, b.data, b.size);
             copy[off] ^= masks[k];
             kiln_status st = open_bin(copy, b.size, NULL, 0);
-            EXPECT(st == KILN_OK || st == KILN_ERROR_INCOMPATIBLE);
+            EXPECT(st == KILN_OK || st == KILN_ERROR_INCOMPATIBLE || st == KILN_ERROR_VERSION || st == KILN_ERROR_FORMAT);
             refused += st != KILN_OK;
             total++;
         }
@@ -108,7 +108,32 @@ static void test_bit_flips(void)
 typedef void (*corrupt_fn)(tb_binary *b);
 
 static void bad_magic(tb_binary *b) { hdr(b)->magic[0] = 'X'; }
-static void bad_version(tb_binary *b) { hdr(b)->version = 2; }
+static void bad_version(tb_binary *b) { hdr(b)->version = KILN_CTX_VERSION + 1; }
+static void old_version(tb_binary *b) { hdr(b)->version = 0; }
+/* Version 1 files with what only version 2 writers produce (ctxbin_version.c). */
+static void v1_no_strassen(tb_binary *b)
+{
+    hdr(b)->version = 1;
+    hdr(b)->spec_flags |= KILN_CTX_SPEC_NO_STRASSEN;
+}
+static void v1_bf16_precision(tb_binary *b)
+{
+    hdr(b)->version = 1;
+    hdr(b)->precision = KILN_CTX_PRECISION_BF16;
+}
+static void v1_bf16_record(tb_binary *b)
+{
+    hdr(b)->version = 1;
+    rec(b, 1)->features |= KILN_CPU_BIT(AVX512BF16);
+}
+static void v1_unary_rms(tb_binary *b)
+{
+    /* a unary step relabelled LAYERNORM: its bytes hold no version 2 LayerNorm field (rms,
+       has_residual zero), so the version 1 rule lets it through and the step's own parameter
+       check refuses it, as in any version */
+    hdr(b)->version = 1;
+    step(b, 2, 1, 1)->op = KILN_CPU_OP_LAYERNORM;
+}
 static void bad_flags(tb_binary *b) { hdr(b)->flags = 4; }
 static void bad_reserved(tb_binary *b) { hdr(b)->reserved[7] = 1; }
 static void bad_file_size(tb_binary *b) { hdr(b)->file_size += 64; }
@@ -118,6 +143,10 @@ static void no_records(tb_binary *b) { hdr(b)->n_records = 0; }
 static void bad_block(tb_binary *b)
 {
     ((kiln_ctx_block *)((uint8_t *)b->data + hdr(b)->blocks_offset))->size = b->size;
+}
+static void block_in_tables(tb_binary *b)
+{
+    ((kiln_ctx_block *)((uint8_t *)b->data + hdr(b)->blocks_offset))->offset = 128;
 }
 static void bad_features(tb_binary *b) { rec(b, 1)->features |= (uint64_t)1 << 40; }
 static void bad_tile(tb_binary *b) { rec(b, 0)->gemm_nr = 0; }
@@ -157,46 +186,118 @@ typedef struct corruption {
     const char *name;
     corrupt_fn fn;
     const char *message;            /* substring the message must contain */
+    kiln_status status;             /* the status the reader must return */
 } corruption;
 
 static const corruption corruptions[] = {
-    {"magic", bad_magic, "bad magic"},
-    {"version", bad_version, "format version 2"},
-    {"flags", bad_flags, "header flags"},
-    {"reserved", bad_reserved, "reserved header bytes"},
-    {"file size", bad_file_size, "header says"},
-    {"strings", bad_strings, "string table"},
-    {"records", bad_records, "record table"},
-    {"no records", no_records, "0 records"},
-    {"block", bad_block, "weight block 0"},
-    {"features", bad_features, "unknown CPU features"},
-    {"tile", bad_tile, "register tile"},
-    {"duplicate target", dup_target, "two records for target 'generic'"},
-    {"graph name", bad_graph_name, "graph name out of range"},
-    {"duplicate graph", dup_graph_name, "two graphs named 'prefill'"},
-    {"graph io", graph_io_counts, "do not fit"},
-    {"tensor table", graph_tensor_table, "table out of range"},
-    {"workspace offset", graph_workspace, "workspace offset invalid"},
-    {"records disagree", disagree_graphs, "records 'x86-64-v3' and 'generic' disagree on graph 'generic'"},
-    {"tensor dtype", tensor_dtype, "tensor 2 has a bad dtype"},
-    {"tensor too small", tensor_small, "tensor 3 has a bad dtype, rank or shape, or is too small"},
-    {"negative dim", tensor_negative, "tensor 2 has a bad"},
-    {"input kind", input_kind, "tensor 0 must be input 0"},
-    {"io not dense", io_not_dense, "output tensor 1 is not dense"},
-    {"weight outside block", weight_outside, "weight tensor 3 lies outside its block"},
-    {"scratch in workspace", scratch_in_workspace, "below the workspace"},
-    {"scratch misaligned", scratch_misaligned, "scratch tensor 2 is misaligned"},
-    {"tensor kind", unknown_kind, "tensor 2 has kind 9"},
-    {"unknown op", unknown_op, "unknown op 99"},
-    {"step arity", too_many_tensors, "step 0 has 8 inputs"},
-    {"step index", step_index, "step 0 input 1 out of range"},
-    {"reads unwritten", reads_unwritten, "step 1 reads tensor 1 before any step writes it"},
-    {"writes input", writes_input, "step 0 writes tensor 0, which is an input or a weight"},
-    {"writes weight", writes_weight, "step 1 writes tensor 3"},
-    {"output unwritten", output_unwritten, "output 0 is never written"},
-    {"step workspace", step_workspace, "needs more workspace"},
-    {"step params", step_params, "record 'x86-64-v4' graph 'decode': step 1 (unary): parameters do not match"},
+    {"magic", bad_magic, "bad magic", KILN_ERROR_INCOMPATIBLE},
+    {"version", bad_version, "format version 3; this runtime reads versions 1 to 2", KILN_ERROR_VERSION},
+    {"old version", old_version, "format version 0", KILN_ERROR_VERSION},
+    {"v1 no-strassen", v1_no_strassen, "header: version 1 file holds the no-strassen compile-spec flag", KILN_ERROR_FORMAT},
+    {"v1 bf16", v1_bf16_precision, "version 1 file holds precision bf16", KILN_ERROR_FORMAT},
+    {"v1 bf16 record", v1_bf16_record, "x86-64-v3: version 1 file holds a record needing AVX512-BF16",
+     KILN_ERROR_FORMAT},
+    {"v1 op change", v1_unary_rms, "step 1 (layernorm): parameters do not match", KILN_ERROR_INCOMPATIBLE},
+    {"flags", bad_flags, "header flags", KILN_ERROR_INCOMPATIBLE},
+    {"reserved", bad_reserved, "reserved header bytes", KILN_ERROR_INCOMPATIBLE},
+    {"file size", bad_file_size, "header says", KILN_ERROR_INCOMPATIBLE},
+    {"strings", bad_strings, "string table", KILN_ERROR_INCOMPATIBLE},
+    {"records", bad_records, "record table", KILN_ERROR_INCOMPATIBLE},
+    {"no records", no_records, "0 records", KILN_ERROR_INCOMPATIBLE},
+    {"block", bad_block, "weight block 0", KILN_ERROR_INCOMPATIBLE},
+    {"block in the tables", block_in_tables, "weight block 0 overlaps the tables", KILN_ERROR_INCOMPATIBLE},
+    {"features", bad_features, "unknown CPU features", KILN_ERROR_INCOMPATIBLE},
+    {"tile", bad_tile, "register tile", KILN_ERROR_INCOMPATIBLE},
+    {"duplicate target", dup_target, "two records for target 'generic'", KILN_ERROR_INCOMPATIBLE},
+    {"graph name", bad_graph_name, "graph name out of range", KILN_ERROR_INCOMPATIBLE},
+    {"duplicate graph", dup_graph_name, "two graphs named 'prefill'", KILN_ERROR_INCOMPATIBLE},
+    {"graph io", graph_io_counts, "do not fit", KILN_ERROR_INCOMPATIBLE},
+    {"tensor table", graph_tensor_table, "table out of range", KILN_ERROR_INCOMPATIBLE},
+    {"workspace offset", graph_workspace, "workspace offset invalid", KILN_ERROR_INCOMPATIBLE},
+    {"records disagree", disagree_graphs, "records 'x86-64-v3' and 'generic' disagree on graph 'generic'", KILN_ERROR_INCOMPATIBLE},
+    {"tensor dtype", tensor_dtype, "tensor 2 has a bad dtype", KILN_ERROR_INCOMPATIBLE},
+    {"tensor too small", tensor_small, "tensor 3 has a bad dtype, rank or shape, or is too small", KILN_ERROR_INCOMPATIBLE},
+    {"negative dim", tensor_negative, "tensor 2 has a bad", KILN_ERROR_INCOMPATIBLE},
+    {"input kind", input_kind, "tensor 0 must be input 0", KILN_ERROR_INCOMPATIBLE},
+    {"io not dense", io_not_dense, "output tensor 1 is not dense", KILN_ERROR_INCOMPATIBLE},
+    {"weight outside block", weight_outside, "weight tensor 3 lies outside its block", KILN_ERROR_INCOMPATIBLE},
+    {"scratch in workspace", scratch_in_workspace, "below the workspace", KILN_ERROR_INCOMPATIBLE},
+    {"scratch misaligned", scratch_misaligned, "scratch tensor 2 is misaligned", KILN_ERROR_INCOMPATIBLE},
+    {"tensor kind", unknown_kind, "tensor 2 has kind 9", KILN_ERROR_INCOMPATIBLE},
+    {"unknown op", unknown_op, "unknown op 99", KILN_ERROR_INCOMPATIBLE},
+    {"step arity", too_many_tensors, "step 0 has 8 inputs", KILN_ERROR_INCOMPATIBLE},
+    {"step index", step_index, "step 0 input 1 out of range", KILN_ERROR_INCOMPATIBLE},
+    {"reads unwritten", reads_unwritten, "step 1 reads tensor 1 before any step writes it", KILN_ERROR_INCOMPATIBLE},
+    {"writes input", writes_input, "step 0 writes tensor 0, which is an input or a weight", KILN_ERROR_INCOMPATIBLE},
+    {"writes weight", writes_weight, "step 1 writes tensor 3", KILN_ERROR_INCOMPATIBLE},
+    {"output unwritten", output_unwritten, "output 0 is never written", KILN_ERROR_INCOMPATIBLE},
+    {"step workspace", step_workspace, "needs more workspace", KILN_ERROR_INCOMPATIBLE},
+    {"step params", step_params, "record 'x86-64-v4' graph 'decode': step 1 (unary): parameters do not match", KILN_ERROR_INCOMPATIBLE},
 };
+
+/* Version 1 is a subset of version 2: a version 1 file without version 2 features loads. */
+static void test_version_1_subset(void)
+{
+    tb_spec spec = full_spec();
+    tb_binary b = tb_build(&spec);
+    hdr(&b)->version = 1;
+    tb_resign(&b);
+    char message[256] = "";
+    EXPECT_OK(open_bin(b.data, b.size, message, sizeof message));
+    free(b.data);
+}
+
+/* Every version 2 step value is recognised (the golden files cannot hold all: no Strassen). */
+static void test_v2_step_features(void)
+{
+    kiln_ctx_step s;
+    kiln_cpu_gemm_params g;
+    kiln_cpu_conv_params c;
+    kiln_cpu_layernorm_params l;
+    memset(&s, 0, sizeof s);
+    memset(&g, 0, sizeof g);
+    s.op = KILN_CPU_OP_GEMM;
+    g.M = 4, g.N = 8, g.K = 2, g.batch = 1, g.ldy = 8, g.b_packed = 1;
+    memcpy(s.params, &g, sizeof g);
+    EXPECT(kiln_ctxbin_v2_step_feature(&s) == NULL);
+    g.b_packed = KILN_CPU_PACKED_STRASSEN;
+    memcpy(s.params, &g, sizeof g);
+    EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "a GEMM with Strassen-packed B") == 0);
+    g.b_packed = KILN_CPU_PACKED_BF16;
+    memcpy(s.params, &g, sizeof g);
+    EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "a GEMM with bf16-packed B") == 0);
+    g.b_packed = 0, g.batch = 2, g.y_batch_stride = 32; /* rows of its own: (M-1)*ldy+N = 32 */
+    memcpy(s.params, &g, sizeof g);
+    EXPECT(kiln_ctxbin_v2_step_feature(&s) == NULL);
+    g.y_batch_stride = 8, g.ldy = 16; /* two bands of 8 columns of shared rows */
+    memcpy(s.params, &g, sizeof g);
+    EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "a batched GEMM writing bands of columns") == 0);
+    memset(&c, 0, sizeof c);
+    s.op = KILN_CPU_OP_CONV2D;
+    const char *conv[] = {"a Winograd convolution", "a pixel-rows convolution", "a convolution with a residual input",
+                          "a bf16 convolution"};
+    uint8_t *flags[] = {&c.winograd, &c.pixel_rows, &c.has_residual, &c.bf16};
+    for (int i = 0; i < 4; i++) {
+        memset(&c, 0, sizeof c);
+        *flags[i] = 1;
+        memcpy(s.params, &c, sizeof c);
+        EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), conv[i]) == 0);
+    }
+    memset(&l, 0, sizeof l);
+    s.op = KILN_CPU_OP_LAYERNORM;
+    memset(s.params, 0, sizeof s.params);
+    EXPECT(kiln_ctxbin_v2_step_feature(&s) == NULL);
+    l.rms = 1;
+    memcpy(s.params, &l, sizeof l);
+    EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "an RMS normalisation") == 0);
+    l.rms = 0, l.has_residual = 1;
+    memcpy(s.params, &l, sizeof l);
+    EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "a LayerNormalization with a residual input") == 0);
+    kiln_ctx_tensor t = {.dtype = KILN_DTYPE_BF16};
+    EXPECT(kiln_ctxbin_v2_tensor_feature(&t) != NULL);
+    t.dtype = KILN_DTYPE_F32;
+    EXPECT(kiln_ctxbin_v2_tensor_feature(&t) == NULL);
+}
 
 static void test_corruptions(void)
 {
@@ -208,7 +309,7 @@ static void test_corruptions(void)
         tb_resign(&b);
         char message[256] = "";
         kiln_status st = open_bin(b.data, b.size, message, sizeof message);
-        if (st != KILN_ERROR_INCOMPATIBLE || !strstr(message, c->message) || strncmp(message, "context binary: ", 16) != 0) {
+        if (st != c->status || !strstr(message, c->message) || strncmp(message, "context binary: ", 16) != 0) {
             fprintf(stderr, "corruption '%s': %s, message '%s' (wanted '%s')\n", c->name, kiln_status_name(st), message,
                     c->message);
             test_failures++;
@@ -387,6 +488,8 @@ int main(void)
 {
     test_valid_and_truncated();
     test_bit_flips();
+    test_version_1_subset();
+    test_v2_step_features();
     test_corruptions();
     test_loaded_refusals();
     test_foreign_tile_refused();

@@ -2,20 +2,19 @@
  * right outputs (zstd's golden frames, STYLE.md "golden files that must keep loading").
  *
  * Layer: tests (format, runtime). Each golden file was written by `kiln compile` from an ONNX
- * backend test case, and is checked against that case's reference outputs:
- *   relu_portable_v1.kiln     node/test_relu, --no-delegate: the smallest portable program
- *   linear_portable_v1.kiln   pytorch-converted/test_Linear, --no-delegate: constant segments,
- *                             FLOAT/INT attributes, scratch
- *   add_cpu_generic_v1.kiln   node/test_add, --target generic: a cpu-backend delegate whose
- *                             context binary has one record that runs on any x86-64
- *   linear_cpu_generic_v1.kiln pytorch-converted/test_Linear, --target generic: a context
- *                             binary with packed weight blocks and a GEMM step
+ * backend test case, or from a model of tests/golden/cases/ (make_cases.py), and is checked
+ * against that case's reference outputs. The table below says what each one covers; for a cpu
+ * delegate it also names the context-binary version the file holds and the version 2 feature
+ * it must contain (kiln_ctxbin_v2_*_feature finds it, so a file that stopped covering what it
+ * is here for fails). A file whose records this CPU cannot run (x86-64-v4 without AVX-512)
+ * must still open and validate, and its module must be refused as KILN_ERROR_NO_RUNNABLE_TARGET.
  *
- * If the program format version (KILN_FORMAT_VERSION) or the context-binary version
- * (KILN_CTX_VERSION) changes, these files stop loading by design: regenerate them with the new
- * build under a new name (…_v2.kiln), keep or retire the old ones deliberately, and record the
- * change in the version table of docs/format.md. A golden file must never be regenerated just to make this test pass
- * at the same version: that is exactly the compatibility break it is here to catch.
+ * If the program format version (KILN_FORMAT_VERSION) changes, or the context-binary version
+ * (KILN_CTX_VERSION) changes so that older files no longer load, write new files with the new
+ * build under a new suffix (tests/golden/regenerate.sh), keep or retire the old ones
+ * deliberately, and record the change in the version table of docs/format.md. A golden file
+ * must never be regenerated just to make this test pass at the same version: that is exactly
+ * the compatibility break it is here to catch.
  *
  * The directory is found next to this source file (__FILE__ is absolute in CMake builds) or
  * given as argv[1].
@@ -24,23 +23,96 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backends/cpu/rt/ctxbin_reader.h"
 #include "compare.h"
+#include "core/alloc.h"
+#include "core/cpu_features.h"
 #include "format/program_format.h"
 #include "onnx_case.h"
 #include "unit_expect.h"
 
 typedef struct golden {
     const char *file;
-    const char *onnx_case;
+    const char *onnx_case;          /* under UNIT_TESTDATA, or "cases/..." under the golden folder */
     size_t n_delegates;
+    uint32_t ctx_version;           /* version of its context binary; 0: no cpu delegate */
+    const char *v2_feature;         /* a kiln_ctxbin_v2_*_feature phrase it must hold, or NULL */
 } golden;
 
 static const golden goldens[] = {
-    {"relu_portable_v1.kiln", "node/test_relu", 0},
-    {"linear_portable_v1.kiln", "pytorch-converted/test_Linear", 0},
-    {"add_cpu_generic_v1.kiln", "node/test_add", 1},
-    {"linear_cpu_generic_v1.kiln", "pytorch-converted/test_Linear", 1},
+    /* version 1: the files earlier builds wrote; still read (version 1 is a subset of 2) */
+    {"relu_portable_v1.kiln", "node/test_relu", 0, 0, NULL},
+    {"linear_portable_v1.kiln", "pytorch-converted/test_Linear", 0, 0, NULL},
+    {"add_cpu_generic_v1.kiln", "node/test_add", 1, 1, NULL},
+    {"linear_cpu_generic_v1.kiln", "pytorch-converted/test_Linear", 1, 1, NULL},
+    /* version 2: one per target and per feature version 1 did not have */
+    {"linear_cpu_generic_v2.kiln", "pytorch-converted/test_Linear", 1, 2, NULL},
+    {"linear_cpu_x86-64-v3_nostrassen_v2.kiln", "pytorch-converted/test_Linear", 1, 2,
+     "the no-strassen compile-spec flag"},
+    {"linear_cpu_x86-64-v4_v2.kiln", "pytorch-converted/test_Linear", 1, 2, NULL},
+    {"linear_cpu_x86-64-v4-bf16_v2.kiln", "pytorch-converted/test_Linear", 1, 2, "precision bf16"},
+    {"layernorm_residual_cpu_x86-64-v3_v2.kiln", "cases/layernorm_residual", 1, 2,
+     "a LayerNormalization with a residual input"},
+    {"conv_pixel_rows_cpu_generic_v2.kiln", "cases/conv_pixel_rows", 1, 2, "a pixel-rows convolution"},
 };
+
+/* Whether feature is among the version 2 features anywhere in bin. */
+static bool holds_feature(const kiln_ctxbin *bin, const char *feature)
+{
+    const char *f = kiln_ctxbin_v2_header_feature(bin->header);
+    if (f && strcmp(f, feature) == 0) return true;
+    for (uint32_t r = 0; r < bin->header->n_records; r++) {
+        const kiln_ctx_record *rec = &bin->records[r];
+        if ((f = kiln_ctxbin_v2_record_feature(rec)) && strcmp(f, feature) == 0) return true;
+        const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(bin, rec);
+        for (uint32_t g = 0; g < rec->n_graphs; g++) {
+            const kiln_ctx_tensor *t = kiln_ctxbin_tensors(bin, &graphs[g]);
+            const kiln_ctx_step *st = kiln_ctxbin_steps(bin, &graphs[g]);
+            for (uint32_t i = 0; i < graphs[g].n_tensors; i++)
+                if ((f = kiln_ctxbin_v2_tensor_feature(&t[i])) && strcmp(f, feature) == 0) return true;
+            for (uint32_t i = 0; i < graphs[g].n_steps; i++)
+                if ((f = kiln_ctxbin_v2_step_feature(&st[i])) && strcmp(f, feature) == 0) return true;
+        }
+    }
+    return false;
+}
+
+/* Checks the context binary inside the program file at path (found by its magic at a 64-byte
+   aligned offset: segments are 64-aligned); returns whether this CPU runs one of its records. */
+static bool check_ctxbin(const char *path, const golden *g)
+{
+    size_t size = 0;
+    uint8_t *bytes = unit_read_file(path, &size);
+    EXPECT(bytes != NULL);
+    const uint8_t *found = NULL;
+    for (size_t at = 0; bytes && !found && at + KILN_CTX_HEADER_SIZE <= size; at += 64)
+        if (memcmp(bytes + at, KILN_CTX_MAGIC, 8) == 0) found = bytes + at;
+    EXPECT(found != NULL);
+    bool runnable = false;
+    if (found) {
+        kiln_ctx_header h;
+        memcpy(&h, found, sizeof h);
+        EXPECT(h.version == g->ctx_version);
+        EXPECT(h.file_size <= size - (size_t)(found - bytes));
+        EXPECT(kiln_ctx_signature(found, (size_t)h.file_size) == h.signature); /* seeded with its own version */
+        kiln_ctxbin bin;
+        char message[256] = "";
+        kiln_status st = kiln_ctxbin_open(&bin, found, (size_t)h.file_size, kiln_allocator_default(), message,
+                                          sizeof message);
+        if (st != KILN_OK) fprintf(stderr, "%s: %s\n", g->file, message);
+        EXPECT_STATUS(st, KILN_OK);
+        if (st == KILN_OK) {
+            if (g->v2_feature && !holds_feature(&bin, g->v2_feature))
+                fprintf(stderr, "%s does not hold %s\n", g->file, g->v2_feature);
+            EXPECT(!g->v2_feature || holds_feature(&bin, g->v2_feature));
+            for (uint32_t r = 0; r < bin.header->n_records; r++)
+                runnable |= (bin.records[r].features & ~kiln_cpu_features()) == 0;
+        }
+        kiln_ctxbin_close(&bin);
+    }
+    free(bytes);
+    return runnable;
+}
 
 static void check_header(const char *path)
 {
@@ -66,9 +138,11 @@ static void check_golden(const char *dir, const golden *g)
 {
     char path[1024], case_dir[512], why[256];
     snprintf(path, sizeof path, "%s/%s", dir, g->file);
-    snprintf(case_dir, sizeof case_dir, "%s/%s", UNIT_TESTDATA, g->onnx_case);
+    bool local = strncmp(g->onnx_case, "cases/", 6) == 0;
+    snprintf(case_dir, sizeof case_dir, "%s/%s", local ? dir : UNIT_TESTDATA, g->onnx_case);
     unit_section(path);
     check_header(path);
+    bool runnable = g->ctx_version == 0 || check_ctxbin(path, g);
     onnx_case c;
     if (!onnx_case_load(&c, case_dir, why, sizeof why)) {
         fprintf(stderr, "cannot load %s: %s\n", case_dir, why);
@@ -79,6 +153,17 @@ static void check_golden(const char *dir, const golden *g)
     kiln_module *m = NULL;
     kiln_method *h = NULL;
     EXPECT_STATUS(kiln_program_open(path, &p), KILN_OK);
+    if (p && !runnable) {
+        /* It opened and validated above; this CPU lacks the features its record needs. */
+        printf("%s: no record runs on this CPU; checked that it opens and validates\n", g->file);
+        kiln_status st = kiln_module_create(p, NULL, &m);
+        if (st == KILN_OK) st = kiln_method_load(m, "forward", &h);
+        EXPECT_STATUS(st, KILN_ERROR_NO_RUNNABLE_TARGET);
+        kiln_module_destroy(m);
+        kiln_program_close(p);
+        onnx_case_free(&c);
+        return;
+    }
     if (p) EXPECT_STATUS(kiln_module_create(p, NULL, &m), KILN_OK);
     if (m) EXPECT_STATUS(kiln_method_load(m, "forward", &h), KILN_OK);
     if (h) {

@@ -65,10 +65,10 @@ static void test_describe(void)
     kiln_cpu_ctxbin_desc_free(&d);
     kiln_cpu_ctxbin_desc_free(&d); /* harmless twice */
 
-    ((kiln_ctx_header *)b.data)->version = 2;
+    ((kiln_ctx_header *)b.data)->version = KILN_CTX_VERSION + 1;
     EXPECT_STATUS(kiln_cpu_ctxbin_describe(b.data, b.size, kiln_allocator_default(), &d, err, sizeof err),
-                  KILN_ERROR_INCOMPATIBLE);
-    EXPECT(strstr(err, "context binary: format version 2") == err);
+                  KILN_ERROR_VERSION);
+    EXPECT(strstr(err, "context binary: format version 3") == err);
     EXPECT(d.records == NULL && d.n_records == 0);
     EXPECT_STATUS(kiln_cpu_aot_scratch_info(b.data, b.size, &need, &group), KILN_ERROR_INCOMPATIBLE);
     free(b.data);

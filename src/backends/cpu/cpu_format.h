@@ -1,4 +1,5 @@
-/* cpu_format.h — the context binary of the `cpu` backend, version 1 (docs/format.md, part 2).
+/* cpu_format.h — the context binary of the `cpu` backend, version 2 (docs/format.md, part 2;
+ * its version table says what each version holds: version 1 files, a subset, still load).
  *
  * Layer: backends/cpu. Written by aot/ctxbin_writer.c, validated and read in place by
  * rt/ctxbin_reader.c. A context binary is the payload of a DELEGATE instruction: one record
@@ -14,20 +15,22 @@
  *   ...  weight blocks       64-byte aligned, each distinct content once
  *
  * Every offset is absolute from the start of the binary and 8-byte aligned (64 for blocks).
- * The signature is kiln_hash64 of bytes [128, file_size) with seed KILN_CTX_VERSION: a content
- * hash, never a timestamp; equal binaries have equal signatures.
+ * The signature is kiln_hash64 of bytes [128, file_size) with the header's version as seed: a
+ * content hash, never a timestamp; equal binaries have equal signatures.
  */
 #ifndef KILN_BACKENDS_CPU_CPU_FORMAT_H
 #define KILN_BACKENDS_CPU_CPU_FORMAT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "backends/cpu/cpu_ops.h"
 #include "core/hash.h"
 
 #define KILN_CTX_MAGIC "KILNCTXB"
-#define KILN_CTX_VERSION 1u
+#define KILN_CTX_VERSION 2u          /* what this build writes */
+#define KILN_CTX_VERSION_MIN 1u      /* oldest version it reads (a subset of version 2) */
 #define KILN_CTX_HEADER_SIZE 128u
 #define KILN_CTX_TARGET_NAME_MAX 32
 
@@ -105,10 +108,13 @@ typedef struct kiln_ctx_step {
 } kiln_ctx_step;                    /* 304 bytes */
 
 /* The signature a binary of size bytes (size >= KILN_CTX_HEADER_SIZE) must carry: what the
-   writer stores and what `kiln inspect` and `kiln verify` recompute. */
+   writer stores and what `kiln inspect` and `kiln verify` recompute. Seeded with the version
+   in the binary's own header, so a version 1 file keeps the signature it was written with. */
 static inline uint64_t kiln_ctx_signature(const void *binary, size_t size)
 {
-    return kiln_hash64((const uint8_t *)binary + KILN_CTX_HEADER_SIZE, size - KILN_CTX_HEADER_SIZE, KILN_CTX_VERSION);
+    uint32_t version;
+    memcpy(&version, (const uint8_t *)binary + offsetof(kiln_ctx_header, version), sizeof version);
+    return kiln_hash64((const uint8_t *)binary + KILN_CTX_HEADER_SIZE, size - KILN_CTX_HEADER_SIZE, version);
 }
 
 #endif

@@ -228,7 +228,7 @@ kiln_status aot_write_binary(const kiln_cpu_aot_spec *spec, const aot_record *re
         memcpy(file + blk.offset, pool->blocks[b].data, (size_t)blk.size);
     }
     if (!write_records(file, &l, records, n_records, &st)) {
-        status = KILN_ERROR_LIMIT; /* cannot happen: collect_strings saw every name */
+        status = KILN_ERROR_INTERNAL; /* cannot happen: collect_strings saw every name */
         kiln_free(allocator, file);
         goto done;
     }
@@ -238,6 +238,7 @@ kiln_status aot_write_binary(const kiln_cpu_aot_spec *spec, const aot_record *re
                          .blocks_offset = l.blocks_offset, .records_offset = l.records_offset,
                          .n_blocks = (uint32_t)pool->n_blocks, .n_records = (uint32_t)n_records};
     memcpy(h.magic, KILN_CTX_MAGIC, sizeof h.magic);
+    memcpy(file, &h, sizeof h); /* the signature is seeded with the header's version */
     h.signature = kiln_ctx_signature(file, (size_t)l.size);
     memcpy(file, &h, sizeof h);
     *out = file;

@@ -26,16 +26,31 @@ _Static_assert(sizeof(kiln_ctx_header) == KILN_CTX_HEADER_SIZE, "header layout")
 _Static_assert(sizeof(kiln_ctx_tensor) == 88, "tensor layout");
 _Static_assert(sizeof(kiln_ctx_step) == 304, "step layout");
 
-kiln_status kiln_ctxbin_reject(char *message, size_t message_size, const char *fmt, ...)
+static kiln_status reject_v(kiln_status status, char *message, size_t message_size, const char *fmt, va_list ap)
 {
     if (message && message_size) {
         int n = snprintf(message, message_size, "context binary: ");
-        va_list ap;
-        va_start(ap, fmt);
         if (n >= 0 && (size_t)n < message_size) vsnprintf(message + n, message_size - (size_t)n, fmt, ap);
-        va_end(ap);
     }
-    return KILN_ERROR_INCOMPATIBLE;
+    return status;
+}
+
+kiln_status kiln_ctxbin_reject(char *message, size_t message_size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kiln_status st = reject_v(KILN_ERROR_INCOMPATIBLE, message, message_size, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+kiln_status kiln_ctxbin_reject_as(kiln_status status, char *message, size_t message_size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kiln_status st = reject_v(status, message, message_size, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 typedef struct reader {
@@ -46,6 +61,15 @@ typedef struct reader {
 } reader;
 
 #define REJECT(rd, ...) kiln_ctxbin_reject((rd)->message, (rd)->message_size, __VA_ARGS__)
+
+/* A version 1 binary holding `feature`, which only version 2 writers produce (ctxbin_version.c). */
+static kiln_status reject_v2_feature(reader *rd, const char *where, const char *feature)
+{
+    return kiln_ctxbin_reject_as(KILN_ERROR_FORMAT, rd->message, rd->message_size,
+                                 "%s: version 1 file holds %s, which only version 2 writes", where, feature);
+}
+
+static bool is_v1(const kiln_ctxbin *b) { return b->header->version == 1; }
 
 /* A table of count records of elem bytes at offset: aligned, after the header, inside the file. */
 static bool table_ok(const kiln_ctxbin *b, uint64_t offset, uint64_t count, uint64_t elem, uint64_t align)
@@ -83,8 +107,10 @@ static kiln_status check_header(reader *rd)
     const kiln_ctx_header *h = (const kiln_ctx_header *)(const void *)b->base;
     b->header = h;
     if (memcmp(h->magic, KILN_CTX_MAGIC, 8) != 0) return REJECT(rd, "bad magic (not a cpu context binary)");
-    if (h->version != KILN_CTX_VERSION)
-        return REJECT(rd, "format version %u; this runtime reads version %u", h->version, KILN_CTX_VERSION);
+    if (h->version < KILN_CTX_VERSION_MIN || h->version > KILN_CTX_VERSION)
+        return kiln_ctxbin_reject_as(KILN_ERROR_VERSION, rd->message, rd->message_size,
+                                     "format version %u; this runtime reads versions %u to %u", h->version,
+                                     KILN_CTX_VERSION_MIN, KILN_CTX_VERSION);
     if (h->flags != 0) return REJECT(rd, "unknown header flags 0x%x", h->flags);
     if (h->file_size != b->payload_size)
         return REJECT(rd, "header says %llu bytes, payload has %llu", (unsigned long long)h->file_size,
@@ -94,6 +120,8 @@ static kiln_status check_header(reader *rd)
         return REJECT(rd, "unknown compile-spec flags 0x%x", h->spec_flags);
     if (h->group_scratch_size > MAX_SCRATCH) return REJECT(rd, "scratch group size too large");
     if (!all_zero(h->reserved, sizeof h->reserved)) return REJECT(rd, "reserved header bytes are not zero");
+    const char *v2 = h->version == 1 ? kiln_ctxbin_v2_header_feature(h) : NULL;
+    if (v2) return reject_v2_feature(rd, "header", v2);
     if (h->strings_size == 0 || !table_ok(b, h->strings_offset, h->strings_size, 1, 8))
         return REJECT(rd, "string table out of range");
     b->strings = (const char *)(b->base + h->strings_offset);
@@ -111,13 +139,19 @@ static kiln_status check_header(reader *rd)
     return KILN_OK;
 }
 
+/* Weight blocks lie after every table, in table order, without overlapping each other, as the
+   writer lays them out: so no byte is both a reference the runtime follows and a weight, and no
+   two blocks (of distinct content by their hashes) share bytes. */
 static kiln_status check_blocks(reader *rd)
 {
     const kiln_ctxbin *b = rd->bin;
+    uint64_t end = b->size; /* the end of the tables */
     for (uint32_t i = 0; i < b->header->n_blocks; i++) {
         const kiln_ctx_block *k = &b->blocks[i];
         if (k->offset % 64 != 0 || k->offset < KILN_CTX_HEADER_SIZE || !kiln_range_ok(k->offset, k->size, b->payload_size))
             return REJECT(rd, "weight block %u is out of range or not 64-byte aligned", i);
+        if (k->offset < end) return REJECT(rd, "weight block %u overlaps the tables or the block before it", i);
+        end = k->offset + k->size;
     }
     return KILN_OK;
 }
@@ -196,6 +230,15 @@ static kiln_status check_graph(reader *rd, const kiln_ctx_record *r, const kiln_
         return REJECT(rd, "%s: scratch size or workspace offset invalid", where);
     const kiln_ctx_tensor *tensors = kiln_ctxbin_tensors(b, g);
     for (uint32_t i = 0; i < g->n_tensors; i++) KILN_TRY(check_tensor(rd, where, g, i, &tensors[i]));
+    const kiln_ctx_step *steps = kiln_ctxbin_steps(b, g);
+    for (uint32_t i = 0; is_v1(b) && i < g->n_tensors; i++) {
+        const char *v2 = kiln_ctxbin_v2_tensor_feature(&tensors[i]);
+        if (v2) return reject_v2_feature(rd, where, v2);
+    }
+    for (uint32_t i = 0; is_v1(b) && i < g->n_steps; i++) {
+        const char *v2 = kiln_ctxbin_v2_step_feature(&steps[i]);
+        if (v2) return reject_v2_feature(rd, where, v2);
+    }
     return kiln_ctxbin_check_steps(b, r, g, rd->allocator, rd->message, rd->message_size);
 }
 
@@ -255,6 +298,7 @@ static kiln_status check_record(reader *rd, uint32_t index)
         if (strcmp(target, kiln_ctxbin_string(b, b->records[j].target)) == 0)
             return REJECT(rd, "two records for target '%s'", target);
     if (r->features >> KILN_CPU_FEATURE_COUNT) return REJECT(rd, "record '%s' needs unknown CPU features", target);
+    if (is_v1(b) && kiln_ctxbin_v2_record_feature(r)) return reject_v2_feature(rd, target, kiln_ctxbin_v2_record_feature(r));
     if (r->gemm_mr == 0 || r->gemm_mr > MAX_TILE || r->gemm_nr == 0 || r->gemm_nr > MAX_TILE)
         return REJECT(rd, "record '%s': register tile %ux%u out of range", target, r->gemm_mr, r->gemm_nr);
     if (r->n_graphs == 0 || r->n_graphs > MAX_GRAPHS ||

@@ -6,7 +6,10 @@
  * of every record, and each step's parameters against its tensors (kiln_cpu_step_validate
  * with the record's register tile). Afterwards the runtime follows any reference without
  * further checks. A binary that fails a check is KILN_ERROR_INCOMPATIBLE, with one line saying
- * what is wrong — never a fallback to some other reading of the bytes.
+ * what is wrong — never a fallback to some other reading of the bytes — except for two
+ * version refusals: a version this build does not read (newer than KILN_CTX_VERSION, older
+ * than KILN_CTX_VERSION_MIN) is KILN_ERROR_VERSION, and a version 1 file holding something
+ * only version 2 writers produce (ctxbin_version.c) is KILN_ERROR_FORMAT.
  *
  * Like the program reader, it does not re-hash the weight blocks or the signature: loading
  * stays O(metadata); `kiln inspect` checks the signature against the contents.
@@ -45,7 +48,7 @@ typedef struct kiln_ctxbin {
 /* Copy the tables of the binary at data (8-byte aligned, size bytes), validate the copy and fill
  * *bin. The copy comes from allocator and is held until kiln_ctxbin_close; data must stay mapped
  * while the weights are read. Statuses: KILN_OK, KILN_ERROR_INCOMPATIBLE (message says why),
- * KILN_ERROR_OUT_OF_MEMORY; on failure nothing is held. */
+ * KILN_ERROR_VERSION, KILN_ERROR_FORMAT (see above), KILN_ERROR_OUT_OF_MEMORY; on failure nothing is held. */
 kiln_status kiln_ctxbin_open(kiln_ctxbin *bin, const void *data, size_t size, const kiln_allocator *allocator,
                              char *message, size_t message_size);
 /* Free the copy of the tables; the view is empty afterwards. Harmless on an empty view. */
@@ -93,6 +96,16 @@ const char *kiln_ctxbin_op_name(uint32_t op);
 /* Writes "context binary: <what>" into message and returns KILN_ERROR_INCOMPATIBLE. */
 kiln_status kiln_ctxbin_reject(char *message, size_t message_size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same, returning status (KILN_ERROR_VERSION, KILN_ERROR_FORMAT: see kiln_ctxbin_open). */
+kiln_status kiln_ctxbin_reject_as(kiln_status status, char *message, size_t message_size, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The first version 2 feature of a header, record, tensor or step, as a phrase ("a Winograd
+ * convolution"), NULL when a version 1 writer could have written it (ctxbin_version.c). */
+const char *kiln_ctxbin_v2_header_feature(const kiln_ctx_header *h);
+const char *kiln_ctxbin_v2_record_feature(const kiln_ctx_record *r);
+const char *kiln_ctxbin_v2_tensor_feature(const kiln_ctx_tensor *t);
+const char *kiln_ctxbin_v2_step_feature(const kiln_ctx_step *s);
 
 /* Check the steps of graph g of record r (tensors already checked): ops, tensor references,
  * writes only to scratch or outputs, every scratch tensor and output written before it is read,
