@@ -4,78 +4,34 @@
  * Layer: backends/cpu/kernels/avx512; include only from files compiled with the avx512 flags.
  * The accumulators are f32 whatever the operands were: c = alpha * acc + (accumulate ? c :
  * scalar + beta * (row_bias[i] + col_bias[j])), then ReLU when asked, and c2 += alpha2 * acc
- * when c2 is set; lanes past n and rows past m are neither read nor written.
+ * when c2 is set; lanes past n and rows past m are neither read nor written. The arithmetic of
+ * a row is the template's (../template/gemm-tile-store.h), shared with the AVX2 kernel.
  */
 #ifndef KILN_BACKENDS_CPU_KERNELS_AVX512_GEMM_TILE_AVX512_H
 #define KILN_BACKENDS_CPU_KERNELS_AVX512_GEMM_TILE_AVX512_H
 
 #include <immintrin.h>
 
+#include "backends/cpu/kernels/avx512/vec-avx512.h"
 #include "backends/cpu/kernels/kernel_kit.h"
+#include "backends/cpu/kernels/template/gemm-tile-store.h"
 
 #define KILN_CPU_AVX512_TILE_ROWS 12
 
-static inline __mmask16 kiln_avx512_lanes_from(size_t n, size_t first)
+/* Row i of the tile (lo: columns 0..15, hi: 16..31) into c's row i, and into c2's when set:
+   the template's store through lane masks (part), so nothing past n is read or written. */
+static inline void kiln_avx512_store_row(__m512 lo, __m512 hi, float *c, size_t ldc, size_t i, const gemm_tile_store *k,
+                                         const kiln_cpu_gemm_tile *tile)
 {
-    if (n <= first) return 0;
-    return n - first >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - first)) - 1u);
-}
-
-/* What every row of one tile's store needs besides its accumulators. */
-typedef struct kiln_avx512_tile_store {
-    __mmask16 m0, m1;               /* the lanes of columns 0..15 and 16..31 that exist */
-    __m512 alpha, beta, add0, add1; /* add: scalar + beta * col_bias, when not accumulating */
-} kiln_avx512_tile_store;
-
-static inline kiln_avx512_tile_store kiln_avx512_store_setup(size_t n, const kiln_cpu_gemm_tile *tile)
-{
-    kiln_avx512_tile_store k = {kiln_avx512_lanes_from(n, 0), kiln_avx512_lanes_from(n, 16),
-                                _mm512_set1_ps(tile->alpha), _mm512_set1_ps(tile->beta),
-                                _mm512_set1_ps(tile->scalar), _mm512_set1_ps(tile->scalar)};
-    if (!tile->accumulate && tile->col_bias) {
-        k.add0 = _mm512_fmadd_ps(k.beta, _mm512_maskz_loadu_ps(k.m0, tile->col_bias), k.add0);
-        k.add1 = _mm512_fmadd_ps(k.beta, _mm512_maskz_loadu_ps(k.m1, tile->col_bias + 16), k.add1);
-    }
-    return k;
-}
-
-/* Row i of the tile (lo: columns 0..15, hi: 16..31) into c's row i, and into c2's when set. */
-static inline void kiln_avx512_store_row(__m512 lo, __m512 hi, float *c, size_t ldc, size_t i,
-                                         const kiln_avx512_tile_store *k, const kiln_cpu_gemm_tile *tile)
-{
-    float *row = c + i * ldc;
-    __m512 v0, v1;
-    if (tile->accumulate) {
-        v0 = _mm512_maskz_loadu_ps(k->m0, row);
-        v1 = _mm512_maskz_loadu_ps(k->m1, row + 16);
-    } else if (tile->row_bias) {
-        __m512 rb = _mm512_mul_ps(k->beta, _mm512_set1_ps(tile->row_bias[i]));
-        v0 = _mm512_add_ps(k->add0, rb);
-        v1 = _mm512_add_ps(k->add1, rb);
-    } else {
-        v0 = k->add0;
-        v1 = k->add1;
-    }
-    v0 = _mm512_fmadd_ps(k->alpha, lo, v0);
-    v1 = _mm512_fmadd_ps(k->alpha, hi, v1);
-    if (tile->relu) {
-        v0 = _mm512_max_ps(v0, _mm512_setzero_ps());
-        v1 = _mm512_max_ps(v1, _mm512_setzero_ps());
-    }
-    _mm512_mask_storeu_ps(row, k->m0, v0);
-    _mm512_mask_storeu_ps(row + 16, k->m1, v1);
-    if (!tile->c2) return;
-    const __m512 alpha2 = _mm512_set1_ps(tile->alpha2);
-    float *row2 = tile->c2 + i * ldc;
-    _mm512_mask_storeu_ps(row2, k->m0, _mm512_fmadd_ps(alpha2, lo, _mm512_maskz_loadu_ps(k->m0, row2)));
-    _mm512_mask_storeu_ps(row2 + 16, k->m1, _mm512_fmadd_ps(alpha2, hi, _mm512_maskz_loadu_ps(k->m1, row2 + 16)));
+    gemm_tile_row(lo, hi, c + i * ldc, i, true, k, tile);
+    if (tile->c2) gemm_tile_add_row(lo, hi, tile->c2 + i * ldc, vf_set1(tile->alpha2), true, k);
 }
 
 /* Rows i < m of the tile: lo[i] holds columns 0..15, hi[i] columns 16..31. */
 static inline void kiln_avx512_store_tile(const __m512 *lo, const __m512 *hi, float *c, size_t ldc, size_t m,
                                           size_t n, const kiln_cpu_gemm_tile *tile)
 {
-    const kiln_avx512_tile_store k = kiln_avx512_store_setup(n, tile);
+    const gemm_tile_store k = gemm_tile_setup(n, true, tile, tile->col_bias);
     for (size_t i = 0; i < m && i < KILN_CPU_AVX512_TILE_ROWS; i++) kiln_avx512_store_row(lo[i], hi[i], c, ldc, i, &k, tile);
 }
 
@@ -91,7 +47,7 @@ kiln_avx512_store_accumulators(__m512 l0, __m512 h0, __m512 l1, __m512 h1, __m51
                                __m512 h11, float *c, size_t ldc, size_t m, size_t n, const kiln_cpu_gemm_tile *tile)
 {
     if (m == KILN_CPU_AVX512_TILE_ROWS) {
-        const kiln_avx512_tile_store k = kiln_avx512_store_setup(n, tile);
+        const gemm_tile_store k = gemm_tile_setup(n, true, tile, tile->col_bias);
         kiln_avx512_store_row(l0, h0, c, ldc, 0, &k, tile);
         kiln_avx512_store_row(l1, h1, c, ldc, 1, &k, tile);
         kiln_avx512_store_row(l2, h2, c, ldc, 2, &k, tile);
