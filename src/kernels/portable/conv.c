@@ -13,13 +13,13 @@
  *
  * Opset 1 and 11 differ only in type constraints, so one entry serves both.
  */
+#include "core/check.h"
 #include "kernels/portable/conv_geom.h"
 #include "kernels/portable/conv_im2col.h"
 #include "kernels/portable/conv_transpose.h"
 #include "kernels/portable/families.h"
 #include "kernels/portable/gemm_f32.h"
 #include "kernels/portable/parallel.h"
-#include "core/check.h"
 
 typedef enum conv_strategy { CONV_POINTWISE, CONV_DEPTHWISE, CONV_IM2COL } conv_strategy;
 
@@ -31,7 +31,6 @@ typedef struct conv_plan {
     conv_strategy strategy;
     int64_t block_rows, block_cols; /* im2col block */
 } conv_plan;
-
 
 static kiln_status conv_check_inputs(const kiln_node *node, const kiln_tensor *x, const kiln_tensor *w,
                                      const kiln_tensor *b, conv_plan *p)

@@ -11,7 +11,6 @@
 #include <string.h>
 #include "core/check.h"
 
-
 /* A position in the column matrix: the tap of row r and the first output pixel p0. */
 typedef struct col_cursor {
     int64_t c, kz, ky, kx;

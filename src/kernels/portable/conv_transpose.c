@@ -19,10 +19,10 @@
 
 #include <string.h>
 
+#include "core/check.h"
 #include "kernels/portable/conv_geom.h"
 #include "kernels/portable/conv_im2col.h"
 #include "kernels/portable/gemm_f32.h"
-#include "core/check.h"
 
 typedef struct convt_plan {
     int64_t batch, c_in, c_out, group, cin_g, cout_g;
@@ -30,7 +30,6 @@ typedef struct convt_plan {
     kiln_window fwd;                /* the forward conv: fwd.in = our output, fwd.out = our input */
     int64_t block_rows, block_cols; /* column-matrix block */
 } convt_plan;
-
 
 static kiln_status convt_check_inputs(const kiln_node *node, const kiln_tensor *x, const kiln_tensor *w,
                                       const kiln_tensor *b, convt_plan *p)

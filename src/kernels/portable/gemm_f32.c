@@ -25,8 +25,8 @@
 
 #include <string.h>
 
-#include "kernels/portable/parallel.h"
 #include "core/check.h"
+#include "kernels/portable/parallel.h"
 
 enum {
     GEMM_MR = 4,    /* rows of the register tile (micro_kernel spells out its 4 rows) */
@@ -35,7 +35,6 @@ enum {
     GEMM_MC = 128,  /* rows of one packed A block (multiple of MR) */
     GEMM_NC = 512,  /* columns of one packed B block (multiple of NR) */
 };
-
 
 size_t kiln_gemm_f32_scratch_size(int64_t m, int64_t n, int64_t k)
 {

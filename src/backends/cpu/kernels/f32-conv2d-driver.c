@@ -29,7 +29,6 @@
 /* One gathered (im2col) element costs about as much as this many multiply-adds. */
 #define PACK_COST 16.0
 
-
 /* A work estimate for kiln_cpu_task_count: outputs times taps per output, each bounded by a
    tensor but their product not by int64, so it is formed in double and saturated. */
 static int64_t work_units(int64_t outputs, int64_t per_output)

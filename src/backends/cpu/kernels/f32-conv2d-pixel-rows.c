@@ -29,7 +29,6 @@
    strategy); a task that takes part of the channels still gathers all of its pixels. */
 #define GATHER_COST 16.0
 
-
 static int64_t conv_k(const kiln_cpu_conv_params *p) { return p->C * p->KH * p->KW; }
 
 /* Floats of workspace per row of a chunk: P, T and, for bf16 filters, P's rows as bf16 pairs. */

@@ -29,7 +29,6 @@
 /* Multiply-adds a task must have before waking a worker pays. */
 #define WINO_GRAIN ((int64_t)1 << 18)
 
-
 static int64_t tiles_of(const kiln_cpu_conv_params *p) { return kiln_ceil_div_i64(p->OH, 2) * kiln_ceil_div_i64(p->OW, 2); }
 
 /* Bytes of workspace per tile of a chunk: V, M, and with the tiles as rows T (plus, for bf16

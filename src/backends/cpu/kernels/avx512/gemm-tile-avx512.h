@@ -68,9 +68,10 @@ kiln_avx512_store_accumulators(__m512 l0, __m512 h0, __m512 l1, __m512 h1, __m51
 }
 
 /* The K loop for the m rows a tile has (m > 1), rounded up to 4, 8 or 12: K_LOOP(body) runs one
-   k step of body, ROW(i) is row i's work in it (both the caller's macros). A short tile (the last panel of M = 64) would
-   otherwise spend most FMAs on zero rows; each accumulator still sums its k in order, so the
-   bits do not depend on which loop ran. */
+   k step of body, ROW(i) is row i's work in it (both macros of the microkernel, which name its
+   accumulators). A short tile (the last panel of M = 64) would otherwise spend most FMAs on
+   zero rows; each accumulator still sums its k in order, so the bits do not depend on which
+   loop ran. */
 #define KILN_AVX512_ROWS_IN_STEPS_OF_4(m, K_LOOP, ROW)                                             \
     if ((m) <= 4) {                                                                              \
         K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3))                                                      \

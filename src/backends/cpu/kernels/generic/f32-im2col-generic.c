@@ -8,7 +8,6 @@
 #include "backends/cpu/kernels/generic/kernels-generic.h"
 #include "core/check.h"
 
-
 /* floor(a / b) for b > 0 and any sign of a. */
 static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
