@@ -80,4 +80,12 @@ static inline bool kiln_range_ok(uint64_t offset, uint64_t size, uint64_t limit)
 
 static inline size_t kiln_align_up(size_t x, size_t a) { return (x + (a - 1)) & ~(a - 1); }
 
+/* Integer helpers of the sizing and blocking code (kernels and backends): one definition each.
+   kiln_ceil_div_i64 and kiln_round_up_i64 are for a >= 0 (x >= 0) and b > 0 (m > 0): counts and
+   extents, never a signed offset (conv_geom.h's kiln_floor_div / kiln_ceil_div round those). */
+static inline int64_t kiln_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t kiln_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t kiln_ceil_div_i64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t kiln_round_up_i64(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
 #endif /* KILN_CORE_CHECK_H */

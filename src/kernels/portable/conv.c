@@ -13,6 +13,7 @@
  *
  * Opset 1 and 11 differ only in type constraints, so one entry serves both.
  */
+#include "core/check.h"
 #include "kernels/portable/conv_geom.h"
 #include "kernels/portable/conv_im2col.h"
 #include "kernels/portable/conv_transpose.h"
@@ -30,8 +31,6 @@ typedef struct conv_plan {
     conv_strategy strategy;
     int64_t block_rows, block_cols; /* im2col block */
 } conv_plan;
-
-static int64_t round_up16(int64_t x) { return (x + 15) / 16 * 16; }
 
 static kiln_status conv_check_inputs(const kiln_node *node, const kiln_tensor *x, const kiln_tensor *w,
                                      const kiln_tensor *b, conv_plan *p)
@@ -95,7 +94,7 @@ static size_t conv_scratch_bytes(const conv_plan *p)
     case CONV_DEPTHWISE: return 0;
     case CONV_IM2COL: break;
     }
-    size_t col = (size_t)round_up16(p->block_rows * p->block_cols) * sizeof(float);
+    size_t col = (size_t)kiln_round_up_i64(p->block_rows * p->block_cols, 16) * sizeof(float);
     return col + kiln_gemm_f32_scratch_size(p->cout_g, p->block_cols, p->block_rows);
 }
 
@@ -157,7 +156,7 @@ static void conv_group_im2col(const conv_plan *p, const float *x_g, const float 
 {
     int64_t rows_total = p->cin_g * p->taps;
     float *col = scratch;
-    void *gemm_scratch = col + round_up16(p->block_rows * p->block_cols);
+    void *gemm_scratch = col + kiln_round_up_i64(p->block_rows * p->block_cols, 16);
     for (int64_t p0 = 0; p0 < p->out_size; p0 += p->block_cols) {
         int64_t cols = p->out_size - p0 < p->block_cols ? p->out_size - p0 : p->block_cols;
         for (int64_t r0 = 0; r0 < rows_total; r0 += p->block_rows) {

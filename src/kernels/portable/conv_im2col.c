@@ -9,9 +9,7 @@
 #include "kernels/portable/conv_im2col.h"
 
 #include <string.h>
-
-static int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+#include "core/check.h"
 
 /* A position in the column matrix: the tap of row r and the first output pixel p0. */
 typedef struct col_cursor {
@@ -62,10 +60,10 @@ static void im2col_row(const kiln_window *w, const float *x, col_cursor cur, int
     int64_t lo, hi;                                            /* pixels reading inside the image */
     kiln_window_taps(start, sx, w->out[2], w->in[2], &lo, &hi);
     for (int64_t j = 0; j < cols;) {
-        int64_t end = cur.ow + min_i64(w->out[2] - cur.ow, cols - j); /* exclusive, on this line */
+        int64_t end = cur.ow + kiln_min_i64(w->out[2] - cur.ow, cols - j); /* exclusive, on this line */
         float *d = dst + j;                                           /* d[ow - cur.ow] */
         int64_t line = line_offset(w, &cur);
-        int64_t a = max_i64(cur.ow, min_i64(lo, end)), b = max_i64(a, min_i64(hi, end));
+        int64_t a = kiln_max_i64(cur.ow, kiln_min_i64(lo, end)), b = kiln_max_i64(a, kiln_min_i64(hi, end));
         if (line < 0) a = b = end;
         int64_t first = cur.ow;
         for (int64_t ow = first; ow < a; ow++) d[ow - first] = 0.0f;
@@ -95,10 +93,10 @@ static void col2im_row(const kiln_window *w, const float *src_row, col_cursor cu
     int64_t lo, hi;
     kiln_window_taps(start, sx, w->out[2], w->in[2], &lo, &hi);
     for (int64_t j = 0; j < cols;) {
-        int64_t end = cur.ow + min_i64(w->out[2] - cur.ow, cols - j);
+        int64_t end = cur.ow + kiln_min_i64(w->out[2] - cur.ow, cols - j);
         const float *s = src_row + j; /* s[ow - cur.ow] */
         int64_t line = line_offset(w, &cur);
-        int64_t a = max_i64(cur.ow, min_i64(lo, end)), b = max_i64(a, min_i64(hi, end));
+        int64_t a = kiln_max_i64(cur.ow, kiln_min_i64(lo, end)), b = kiln_max_i64(a, kiln_min_i64(hi, end));
         if (line >= 0 && b > a) {
             float *dst = y + line;
             for (int64_t ow = a; ow < b; ow++) dst[ow * sx + start] += s[ow - cur.ow];
@@ -119,14 +117,14 @@ void kiln_conv_col_block(int64_t n_rows, int64_t n_cols, int64_t *rows, int64_t 
     int64_t c = n_cols, total;
     bool large = __builtin_mul_overflow(n_rows, n_cols, &total) || total > KILN_IM2COL_TARGET;
     if (n_rows > 0 && large) {
-        c = max_i64(64, KILN_IM2COL_TARGET / n_rows) / 16 * 16;
+        c = kiln_max_i64(64, KILN_IM2COL_TARGET / n_rows) / 16 * 16;
         /* Even out the blocks so the last one is not a sliver (a 4-column GEMM wastes most
            of each 16-wide register tile). */
         int64_t n_blocks = (n_cols + c - 1) / c;
-        c = min_i64(n_cols, ((n_cols + n_blocks - 1) / n_blocks + 15) / 16 * 16);
+        c = kiln_min_i64(n_cols, ((n_cols + n_blocks - 1) / n_blocks + 15) / 16 * 16);
     }
     int64_t r = n_rows;
-    if (c > 0 && r > KILN_IM2COL_TARGET / c) r = max_i64(1, KILN_IM2COL_TARGET / c);
+    if (c > 0 && r > KILN_IM2COL_TARGET / c) r = kiln_max_i64(1, KILN_IM2COL_TARGET / c);
     *rows = r;
     *cols = c;
 }

@@ -19,6 +19,7 @@
 
 #include <string.h>
 
+#include "core/check.h"
 #include "kernels/portable/conv_geom.h"
 #include "kernels/portable/conv_im2col.h"
 #include "kernels/portable/gemm_f32.h"
@@ -29,8 +30,6 @@ typedef struct convt_plan {
     kiln_window fwd;                /* the forward conv: fwd.in = our output, fwd.out = our input */
     int64_t block_rows, block_cols; /* column-matrix block */
 } convt_plan;
-
-static int64_t round_up16(int64_t x) { return (x + 15) / 16 * 16; }
 
 static kiln_status convt_check_inputs(const kiln_node *node, const kiln_tensor *x, const kiln_tensor *w,
                                       const kiln_tensor *b, convt_plan *p)
@@ -132,7 +131,7 @@ kiln_status kiln_conv_transpose_infer(const kiln_node *node, const kiln_tensor *
     for (int d = 0; d < p.fwd.n_spatial; d++) shape[2 + d] = p.fwd.in[lead + d];
     kiln_tensor_set_shape(out[0], KILN_DTYPE_F32, in[0]->rank, shape);
     if (kiln_tensor_numel(out[0]) < 0) return KILN_ERROR_LIMIT;
-    size_t col = (size_t)round_up16(p.block_rows * p.block_cols) * sizeof(float);
+    size_t col = (size_t)kiln_round_up_i64(p.block_rows * p.block_cols, 16) * sizeof(float);
     *scratch_size = col + kiln_gemm_f32_scratch_size(p.block_rows, p.block_cols, p.cin_g);
     return KILN_OK;
 }
@@ -143,7 +142,7 @@ static void convt_group(const convt_plan *p, const float *x_g, const float *w_g,
 {
     int64_t rows_total = p->cout_g * p->taps;
     float *col = scratch;
-    void *gemm_scratch = col + round_up16(p->block_rows * p->block_cols);
+    void *gemm_scratch = col + kiln_round_up_i64(p->block_rows * p->block_cols, 16);
     for (int64_t p0 = 0; p0 < p->in_size; p0 += p->block_cols) {
         int64_t cols = p->in_size - p0 < p->block_cols ? p->in_size - p0 : p->block_cols;
         for (int64_t r0 = 0; r0 < rows_total; r0 += p->block_rows) {

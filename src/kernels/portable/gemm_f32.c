@@ -25,6 +25,7 @@
 
 #include <string.h>
 
+#include "core/check.h"
 #include "kernels/portable/parallel.h"
 
 enum {
@@ -35,24 +36,21 @@ enum {
     GEMM_NC = 512,  /* columns of one packed B block (multiple of NR) */
 };
 
-static int64_t min_i64(int64_t x, int64_t y) { return x < y ? x : y; }
-static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
-
 size_t kiln_gemm_f32_scratch_size(int64_t m, int64_t n, int64_t k)
 {
     if (m <= 0 || n <= 0 || k <= 0) return 0;
-    int64_t kc = min_i64(k, GEMM_KC);
-    int64_t a_floats = round_up(min_i64(m, GEMM_MC), GEMM_MR) * kc;
-    int64_t b_floats = round_up(min_i64(n, GEMM_NC), GEMM_NR) * kc;
+    int64_t kc = kiln_min_i64(k, GEMM_KC);
+    int64_t a_floats = kiln_round_up_i64(kiln_min_i64(m, GEMM_MC), GEMM_MR) * kc;
+    int64_t b_floats = kiln_round_up_i64(kiln_min_i64(n, GEMM_NC), GEMM_NR) * kc;
     /* B first; A's offset is rounded to 64 bytes so both packs start cache-line aligned. */
-    return (size_t)(round_up(b_floats, 16) + a_floats) * sizeof(float);
+    return (size_t)(kiln_round_up_i64(b_floats, 16) + a_floats) * sizeof(float);
 }
 
 /* Ap[panel][p][MR] from rows [0, mc) and depth [0, kc) of a; rows past mc are zero. */
 static void pack_a(int64_t mc, int64_t kc, const float *a, int64_t rs, int64_t cs, float *restrict ap)
 {
     for (int64_t i0 = 0; i0 < mc; i0 += GEMM_MR) {
-        int64_t rows = min_i64(GEMM_MR, mc - i0);
+        int64_t rows = kiln_min_i64(GEMM_MR, mc - i0);
         const float *src = a + i0 * rs;
         if (rows == GEMM_MR && cs == 1) {
             /* The common row-major case: MR contiguous row streams. */
@@ -72,7 +70,7 @@ static void pack_a(int64_t mc, int64_t kc, const float *a, int64_t rs, int64_t c
 static void pack_b(int64_t kc, int64_t nc, const float *b, int64_t rs, int64_t cs, float *restrict bp)
 {
     for (int64_t j0 = 0; j0 < nc; j0 += GEMM_NR) {
-        int64_t cols = min_i64(GEMM_NR, nc - j0);
+        int64_t cols = kiln_min_i64(GEMM_NR, nc - j0);
         const float *src = b + j0 * cs;
         if (cols == GEMM_NR && cs == 1) {
             for (int64_t p = 0; p < kc; p++) memcpy(bp + p * GEMM_NR, src + p * rs, GEMM_NR * sizeof(float));
@@ -152,10 +150,10 @@ static void block_multiply(int64_t mc, int64_t nc, int64_t kc, float alpha, floa
 {
     float tile[GEMM_MR][GEMM_NR];
     for (int64_t j0 = 0; j0 < nc; j0 += GEMM_NR) {
-        int64_t cols = min_i64(GEMM_NR, nc - j0);
+        int64_t cols = kiln_min_i64(GEMM_NR, nc - j0);
         const float *b_panel = bp + j0 * kc;
         for (int64_t i0 = 0; i0 < mc; i0 += GEMM_MR) {
-            int64_t rows = min_i64(GEMM_MR, mc - i0);
+            int64_t rows = kiln_min_i64(GEMM_MR, mc - i0);
             micro_kernel(kc, ap + i0 * kc, b_panel, tile);
             store_tile(rows, cols, alpha, beta, tile, c + i0 * ldc + j0, ldc);
         }
@@ -170,17 +168,17 @@ void kiln_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, kiln_gemm_f32_o
         scale_c(m, n, beta, c, ldc);
         return;
     }
-    int64_t kc_max = min_i64(k, GEMM_KC);
+    int64_t kc_max = kiln_min_i64(k, GEMM_KC);
     float *bp = scratch;
-    float *ap = bp + round_up(round_up(min_i64(n, GEMM_NC), GEMM_NR) * kc_max, 16);
+    float *ap = bp + kiln_round_up_i64(kiln_round_up_i64(kiln_min_i64(n, GEMM_NC), GEMM_NR) * kc_max, 16);
     for (int64_t jc = 0; jc < n; jc += GEMM_NC) {
-        int64_t nc = min_i64(GEMM_NC, n - jc);
+        int64_t nc = kiln_min_i64(GEMM_NC, n - jc);
         for (int64_t pc = 0; pc < k; pc += GEMM_KC) {
-            int64_t kc = min_i64(GEMM_KC, k - pc);
+            int64_t kc = kiln_min_i64(GEMM_KC, k - pc);
             float beta_block = pc == 0 ? beta : 1.0f;
             pack_b(kc, nc, b.data + pc * b.row_stride + jc * b.col_stride, b.row_stride, b.col_stride, bp);
             for (int64_t ic = 0; ic < m; ic += GEMM_MC) {
-                int64_t mc = min_i64(GEMM_MC, m - ic);
+                int64_t mc = kiln_min_i64(GEMM_MC, m - ic);
                 pack_a(mc, kc, a.data + ic * a.row_stride + pc * a.col_stride, a.row_stride, a.col_stride, ap);
                 block_multiply(mc, nc, kc, alpha, beta_block, ap, bp, c + ic * ldc + jc, ldc);
             }
@@ -256,13 +254,13 @@ void kiln_gemm_f32_parallel(int64_t m, int64_t n, int64_t k, float alpha, kiln_g
     }
     gemm_job j = {.m = m, .n = n, .k = k, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .ldc = ldc,
                   .tasks = tasks, .bp = scratch};
-    j.ap = j.bp + round_up(round_up(min_i64(n, GEMM_NC), GEMM_NR) * min_i64(k, GEMM_KC), 16);
+    j.ap = j.bp + kiln_round_up_i64(kiln_round_up_i64(kiln_min_i64(n, GEMM_NC), GEMM_NR) * kiln_min_i64(k, GEMM_KC), 16);
     for (j.jc = 0; j.jc < n; j.jc += GEMM_NC) {
-        j.nc = min_i64(GEMM_NC, n - j.jc);
+        j.nc = kiln_min_i64(GEMM_NC, n - j.jc);
         for (j.pc = 0; j.pc < k; j.pc += GEMM_KC) {
-            j.kc = min_i64(GEMM_KC, k - j.pc);
+            j.kc = kiln_min_i64(GEMM_KC, k - j.pc);
             for (j.ic = 0; j.ic < m; j.ic += GEMM_MC) {
-                j.mc = min_i64(GEMM_MC, m - j.ic);
+                j.mc = kiln_min_i64(GEMM_MC, m - j.ic);
                 j.pack_b = j.ic == 0;
                 kiln_par_run(ctx, tasks, pack_task, &j);
                 kiln_par_run(ctx, tasks, multiply_task, &j);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "backends/cpu/kernels/kernel_kit.h"
+#include "core/check.h"
 
 /* Multiply-adds a task must have before waking a worker pays: GEMM-based strategies run tens of
    multiply-adds a nanosecond, the direct depthwise loop about one. */
@@ -27,9 +28,6 @@
 #define DEPTHWISE_GRAIN ((int64_t)1 << 15)
 /* One gathered (im2col) element costs about as much as this many multiply-adds. */
 #define PACK_COST 16.0
-
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 /* A work estimate for kiln_cpu_task_count: outputs times taps per output, each bounded by a
    tensor but their product not by int64, so it is formed in double and saturated. */
@@ -74,7 +72,7 @@ size_t kiln_cpu_conv_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_par
     if (p->pixel_rows) return kiln_cpu_pixel_rows_workspace(mr, nr, p, l2);
     if (kiln_cpu_conv_is_pointwise(p)) return kiln_cpu_gemm_workspace(mr, nr, p->M / p->group, pixels, K, true, false, l2);
     int64_t cols = (int64_t)(l2 / 2 / ((size_t)K * sizeof(float))) / nr * nr;
-    cols = cols < (int64_t)nr ? (int64_t)nr : min64(cols, round_up(pixels, nr));
+    cols = cols < (int64_t)nr ? (int64_t)nr : kiln_min_i64(cols, kiln_round_up_i64(pixels, nr));
     return (size_t)(floats_per_col(p) * cols) * sizeof(float);
 }
 
@@ -149,11 +147,11 @@ static void im2col_task(void *arg, size_t task)
         int64_t image = item / per_image, chunk = item % per_image / j->cut.tm, range = item % j->cut.tm;
         int64_t n = image / p->group, g = image % p->group, r0, r1;
         int64_t pix0 = chunk * j->cut.panels * kit->nr;
-        int64_t live = min64(j->cut.panels * kit->nr, pixels - pix0);
+        int64_t live = kiln_min_i64(j->cut.panels * kit->nr, pixels - pix0);
         if (item / j->cut.tm != gathered) {
             const float *xg = j->x + (n * p->C + g * cg) * p->H * p->W;
             for (int64_t q = 0; q < live; q += kit->nr)
-                kit->im2col(p, xg, pix0 + q, min64(kit->nr, live - q), kit->nr, buf + q * K);
+                kit->im2col(p, xg, pix0 + q, kiln_min_i64(kit->nr, live - q), kit->nr, buf + q * K);
             gathered = item / j->cut.tm;
         }
         kiln_cpu_split_aligned(mg, kit->mr, (size_t)j->cut.tm, (size_t)range, &r0, &r1);

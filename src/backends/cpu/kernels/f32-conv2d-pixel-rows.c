@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 
 #include "backends/cpu/kernels/kernel_kit.h"
+#include "core/check.h"
 
 /* Multiply-adds a task must have before waking a worker pays. */
 #define PIXEL_ROWS_GRAIN ((int64_t)1 << 18)
@@ -28,15 +29,12 @@
    strategy); a task that takes part of the channels still gathers all of its pixels. */
 #define GATHER_COST 16.0
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
-
 static int64_t conv_k(const kiln_cpu_conv_params *p) { return p->C * p->KH * p->KW; }
 
 /* Floats of workspace per row of a chunk: P, T and, for bf16 filters, P's rows as bf16 pairs. */
 static int64_t floats_per_row(uint32_t nr, const kiln_cpu_conv_params *p)
 {
-    return conv_k(p) + round_up(p->M, nr) + (p->bf16 ? (conv_k(p) + 1) / 2 : 0);
+    return conv_k(p) + kiln_round_up_i64(p->M, nr) + (p->bf16 ? (conv_k(p) + 1) / 2 : 0);
 }
 
 size_t kiln_cpu_pixel_rows_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2)
@@ -45,11 +43,11 @@ size_t kiln_cpu_pixel_rows_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_co
     if (p->N == 0 || p->M == 0 || pixels == 0 || conv_k(p) == 0) return 0;
     /* All the pixels in one chunk up to twice L2 (the GEMM walks P in K blocks that fit, and
        every extra chunk reads all the weights again), else chunks of half of L2. */
-    int64_t all = round_up(pixels, mr), rows = all;
+    int64_t all = kiln_round_up_i64(pixels, mr), rows = all;
     if ((size_t)(all * per_row) * sizeof(float) > 2 * l2) {
         int64_t cap = (int64_t)(l2 / 2 / ((size_t)per_row * sizeof(float))) / mr * mr;
         cap = cap < (int64_t)mr ? (int64_t)mr : cap;
-        rows = round_up(ceil_div(pixels, ceil_div(pixels, cap)), mr);
+        rows = kiln_round_up_i64(kiln_ceil_div_i64(pixels, kiln_ceil_div_i64(pixels, cap)), mr);
     }
     return (size_t)(rows * per_row) * sizeof(float);
 }
@@ -70,12 +68,12 @@ static void rows_task(void *arg, size_t task)
     rows_job *j = arg;
     const kiln_cpu_kit *kit = j->kit;
     const kiln_cpu_conv_params *p = j->p;
-    const int64_t pixels = p->OH * p->OW, K = conv_k(p), ldt = round_up(p->M, kit->nr);
+    const int64_t pixels = p->OH * p->OW, K = conv_k(p), ldt = kiln_round_up_i64(p->M, kit->nr);
     /* P holds whole MR panels: rows need not be a multiple of MR when the pixels are cut into
        one chunk per thread. */
-    float *a = kiln_cpu_task_workspace(j->exec, task), *t = a + round_up(j->rows, kit->mr) * K;
+    float *a = kiln_cpu_task_workspace(j->exec, task), *t = a + kiln_round_up_i64(j->rows, kit->mr) * K;
     float *s = p->bf16 ? t + j->rows * ldt : NULL;
-    const size_t s_bytes = (size_t)(round_up(j->rows, kit->mr) * ((K + 1) / 2)) * sizeof(float);
+    const size_t s_bytes = (size_t)(kiln_round_up_i64(j->rows, kit->mr) * ((K + 1) / 2)) * sizeof(float);
     int64_t lo, hi, gathered = -1;
     kiln_cpu_split(p->N * j->chunks * j->ranges, j->tasks, task, &lo, &hi);
     for (int64_t item = lo; item < hi; item++) {
@@ -151,12 +149,12 @@ kiln_status kiln_cpu_pixel_rows_step(const kiln_cpu_kit *kit, const kiln_cpu_con
        of the weights but gathers the whole chunk — or the pixels cut into one chunk per thread
        (each task gathers only its pixels but streams all the weights). ResNet-18's 14x14
        stride-2 layer ran 1.47x faster on two threads with ranges, 1.7x with chunks. */
-    int64_t split = ceil_div(pixels, (int64_t)max_tasks);
+    int64_t split = kiln_ceil_div_i64(pixels, (int64_t)max_tasks);
     const int64_t chunk_rows[2] = {rows, split < rows ? split : rows};
     double best = -1.0;
-    int64_t panels = ceil_div(p->M, kit->nr);
+    int64_t panels = kiln_ceil_div_i64(p->M, kit->nr);
     for (int c = 0; c < 2; c++) {
-        int64_t chunks = ceil_div(pixels, chunk_rows[c]);
+        int64_t chunks = kiln_ceil_div_i64(pixels, chunk_rows[c]);
         for (int64_t r = 1; r <= (int64_t)max_tasks && r <= panels; r++) {
             int64_t items = p->N * chunks * r;
             size_t tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;

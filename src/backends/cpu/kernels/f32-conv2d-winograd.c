@@ -29,15 +29,13 @@
 /* Multiply-adds a task must have before waking a worker pays. */
 #define WINO_GRAIN ((int64_t)1 << 18)
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-static int64_t tiles_of(const kiln_cpu_conv_params *p) { return ceil_div(p->OH, 2) * ceil_div(p->OW, 2); }
+static int64_t tiles_of(const kiln_cpu_conv_params *p) { return kiln_ceil_div_i64(p->OH, 2) * kiln_ceil_div_i64(p->OW, 2); }
 
 /* Bytes of workspace per tile of a chunk: V, M, and with the tiles as rows T (plus, for bf16
    filters, V_pos's row as bf16 pairs). */
 static size_t bytes_per_tile(uint32_t nr, const kiln_cpu_conv_params *p)
 {
-    int64_t t = p->pixel_rows ? ceil_div(p->M, nr) * nr : 0, s = p->bf16 ? (p->C + 1) / 2 : 0;
+    int64_t t = p->pixel_rows ? kiln_ceil_div_i64(p->M, nr) * nr : 0, s = p->bf16 ? (p->C + 1) / 2 : 0;
     return (size_t)(16 * (p->C + p->M) + t + s) * sizeof(float);
 }
 
@@ -56,7 +54,7 @@ size_t kiln_cpu_winograd_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv
        13.85 at two). */
     double filters = 16.0 * (double)p->C * (double)p->M * sizeof(float);
     size_t budget = filters > (double)(l2 / 2) ? 4 * l2 : l2 / 2;
-    int64_t tc = (int64_t)(budget / bytes_per_tile(nr, p)) / unit * unit, all = ceil_div(tiles, unit) * unit;
+    int64_t tc = (int64_t)(budget / bytes_per_tile(nr, p)) / unit * unit, all = kiln_ceil_div_i64(tiles, unit) * unit;
     tc = tc < unit ? unit : tc > all ? all : tc;
     return (size_t)tc * bytes_per_tile(nr, p);
 }
@@ -80,7 +78,7 @@ static kiln_status chunk_products(const wino_job *j, const float *v, float *m, f
 {
     const kiln_cpu_kit *kit = j->kit;
     const kiln_cpu_conv_params *p = j->p;
-    const int64_t C = p->C, M = p->M, tc = j->tc, ldt = ceil_div(M, kit->nr) * kit->nr;
+    const int64_t C = p->C, M = p->M, tc = j->tc, ldt = kiln_ceil_div_i64(M, kit->nr) * kit->nr;
     const uint32_t w = p->pixel_rows ? kit->nr : kit->mr; /* U's panel width */
     const size_t u_bytes = p->bf16 ? kiln_cpu_pack_b_bf16_size(C, M, w) : kiln_cpu_pack_a_size(M, C, w);
     const size_t u_stride = u_bytes / sizeof(float);
@@ -113,7 +111,7 @@ static kiln_status chunk_products(const wino_job *j, const float *v, float *m, f
 static int64_t next_chunk(const wino_job *j, int64_t tiles, int64_t q, int64_t hi, int64_t *n, int64_t *t0,
                           int64_t *live)
 {
-    int64_t panels = ceil_div(tiles, j->unit), end = q + j->tc / j->unit;
+    int64_t panels = kiln_ceil_div_i64(tiles, j->unit), end = q + j->tc / j->unit;
     *n = q / panels;
     if (end > (*n + 1) * panels) end = (*n + 1) * panels;
     if (end > hi) end = hi;
@@ -132,7 +130,7 @@ static kiln_status run_chunk(const wino_job *j, float *ws, int64_t n, int64_t t0
     const kiln_cpu_conv_params *p = j->p;
     const int64_t C = p->C, M = p->M, tc = j->tc;
     float *v = ws, *m = v + 16 * C * tc, *t = m + 16 * M * tc;
-    float *s = p->bf16 ? t + (p->pixel_rows ? tc * ceil_div(M, kit->nr) * kit->nr : 0) : NULL;
+    float *s = p->bf16 ? t + (p->pixel_rows ? tc * kiln_ceil_div_i64(M, kit->nr) * kit->nr : 0) : NULL;
     if (transform) kit->wino_in(p, j->x + n * C * p->H * p->W, t0, live, j->unit, v, (size_t)(C * tc));
     KILN_TRY(chunk_products(j, v, m, t, s, live, r0, r1));
     int64_t plane0 = (n * M + r0) * p->OH * p->OW;
@@ -150,7 +148,7 @@ static void wino_task(void *arg, size_t task)
     int64_t lo, hi, transformed = -1, n, t0, live;
     kiln_status st = KILN_OK;
     if (j->ranges == 1) {
-        kiln_cpu_split(p->N * ceil_div(tiles, j->unit), j->tasks, task, &lo, &hi);
+        kiln_cpu_split(p->N * kiln_ceil_div_i64(tiles, j->unit), j->tasks, task, &lo, &hi);
         for (int64_t q = lo; q < hi && st == KILN_OK;) {
             q = next_chunk(j, tiles, q, hi, &n, &t0, &live);
             st = run_chunk(j, ws, n, t0, live, 0, p->M, true);
@@ -182,10 +180,10 @@ static double busiest(const wino_job *j, int64_t tiles, int64_t panels, size_t t
     for (size_t t = 0; t < tasks && j->ranges == 1; t++) { /* wino_task's even share of panels */
         int64_t lo, hi, n, t0, live;
         double sum = 0.0;
-        kiln_cpu_split(j->p->N * ceil_div(tiles, j->unit), tasks, t, &lo, &hi);
+        kiln_cpu_split(j->p->N * kiln_ceil_div_i64(tiles, j->unit), tasks, t, &lo, &hi);
         for (int64_t q = lo; q < hi;) {
             q = next_chunk(j, tiles, q, hi, &n, &t0, &live);
-            int64_t padded = j->p->pixel_rows ? ceil_div(live, 4) * 4 : ceil_div(live, j->unit) * j->unit;
+            int64_t padded = j->p->pixel_rows ? kiln_ceil_div_i64(live, 4) * 4 : kiln_ceil_div_i64(live, j->unit) * j->unit;
             sum += (double)padded * (double)(panels * j->channel_unit + TRANSFORM_ROWS);
         }
         worst = sum > worst ? sum : worst;
@@ -196,7 +194,7 @@ static double busiest(const wino_job *j, int64_t tiles, int64_t panels, size_t t
         kiln_cpu_split(items, tasks, t, &lo, &hi);
         for (int64_t item = lo; item < hi; item++) {
             int64_t t0 = item / j->ranges % j->chunks * j->tc, live = tiles - t0 < j->tc ? tiles - t0 : j->tc;
-            int64_t r0, r1, padded = j->p->pixel_rows ? ceil_div(live, 4) * 4 : ceil_div(live, j->unit) * j->unit;
+            int64_t r0, r1, padded = j->p->pixel_rows ? kiln_ceil_div_i64(live, 4) * 4 : kiln_ceil_div_i64(live, j->unit) * j->unit;
             kiln_cpu_split_aligned(panels * j->channel_unit, j->channel_unit, (size_t)j->ranges,
                                    (size_t)(item % j->ranges), &r0, &r1);
             sum += (double)padded * (double)(r1 - r0 + TRANSFORM_ROWS);
@@ -214,7 +212,7 @@ static double busiest(const wino_job *j, int64_t tiles, int64_t panels, size_t t
    chunks (r = 1), else (chunk, range) pairs. */
 static size_t tasks_for(const wino_job *j, int64_t tiles, int64_t r, size_t max_tasks)
 {
-    int64_t items = r == 1 ? j->p->N * ceil_div(tiles, j->unit) : j->p->N * j->chunks * r;
+    int64_t items = r == 1 ? j->p->N * kiln_ceil_div_i64(tiles, j->unit) : j->p->N * j->chunks * r;
     return items < (int64_t)max_tasks ? (size_t)items : max_tasks;
 }
 
@@ -245,10 +243,10 @@ kiln_status kiln_cpu_winograd_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_
     wino_job j = {.kit = kit, .p = p, .x = x, .u = u, .bias = bias, .res = res, .y = y, .exec = exec, .tc = tc,
                   .unit = unit};
     j.channel_unit = p->pixel_rows ? kit->nr : kit->mr;
-    j.chunks = ceil_div(tiles, tc);
+    j.chunks = kiln_ceil_div_i64(tiles, tc);
     double work = (double)p->N * (double)tiles * 16.0 * (double)p->C * (double)p->M;
     size_t max_tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, WINO_GRAIN, true);
-    choose_ranges(&j, tiles, ceil_div(p->M, j.channel_unit), max_tasks);
+    choose_ranges(&j, tiles, kiln_ceil_div_i64(p->M, j.channel_unit), max_tasks);
     atomic_init(&j.status, KILN_OK);
     kiln_cpu_parallel(exec, j.tasks, wino_task, &j);
     return (kiln_status)atomic_load(&j.status);

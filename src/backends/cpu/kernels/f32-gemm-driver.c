@@ -9,23 +9,14 @@
  * panel of A, so that the weights stream panel after panel, each read once front to back.
  *
  * Panels past M (or N) are zero-filled, so microkernels always run whole tiles and only their
- * stores are clipped. The summation order depends on kc alone (see kernel_kit.h).
+ * stores are clipped. The summation order depends on kc alone (see kernel_kit.h). The blocking
+ * constants are gemm-blocking.h's; this file calls only the kit (the GEMM step that feeds it
+ * is f32-gemm-step.c).
  */
 #include <string.h>
 
+#include "backends/cpu/kernels/gemm-blocking.h"
 #include "backends/cpu/kernels/kernel_kit.h"
-
-#define WS_ALIGN 64
-#define GEMM_NC_MAX 1024
-/* Bytes of the kc x js strip of B that a strip of the A block meets, one MR panel of A at a
-   time: 256 KiB stay in L2 beside the A block (at most half of L2) for all its panels, and the
-   C tiles of one strip share a handful of pages, so they stay in the TLB. */
-#define B_STRIP_BYTES ((int64_t)256 << 10)
-#define PACKED_A_BLOCK_BYTES ((size_t)128 << 10)
-
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-static size_t align_ws(size_t x) { return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN; }
 
 int64_t kiln_cpu_gemm_kc(uint32_t nr)
 {
@@ -36,7 +27,7 @@ int64_t kiln_cpu_gemm_kc(uint32_t nr)
        FMA peak with kc = 512, 95-96% with 1024 (256: 3-7% slower than 512); 2048 was no faster.
        The 6x16 tile is at the 1024 cap. */
     int64_t kc = 32768 / (int64_t)(nr ? nr : 1);
-    return kc < 64 ? 64 : kc > 1024 ? 1024 : kc;
+    return kc < KILN_GEMM_KC_MIN ? KILN_GEMM_KC_MIN : kc > KILN_GEMM_KC_MAX ? KILN_GEMM_KC_MAX : kc;
 }
 
 /* K in blocks of at most kiln_cpu_gemm_kc, all of about the same length (a multiple of 8): a
@@ -45,8 +36,8 @@ static int64_t plan_kc(uint32_t nr, int64_t K)
 {
     int64_t cap = kiln_cpu_gemm_kc(nr);
     if (K <= cap) return K < 1 ? 1 : K;
-    int64_t blocks = (K + cap - 1) / cap;
-    return min64(cap, round_up((K + blocks - 1) / blocks, 8));
+    int64_t blocks = kiln_ceil_div_i64(K, cap);
+    return kiln_min_i64(cap, kiln_round_up_i64(kiln_ceil_div_i64(K, blocks), 8));
 }
 
 /* nc only bounds the buffer B is packed into. A B packed ahead of time needs none, and then one
@@ -55,9 +46,9 @@ static int64_t plan_kc(uint32_t nr, int64_t K)
    L1/L2) are read from L3 or memory just once per A block — a trickle beside the FMAs. */
 static int64_t plan_nc(uint32_t nr, int64_t N, bool b_packed)
 {
-    int64_t all = round_up(N < 1 ? 1 : N, nr);
+    int64_t all = kiln_round_up_i64(N < 1 ? 1 : N, nr);
     if (b_packed) return all;
-    return min64(all, GEMM_NC_MAX / nr * nr > 0 ? GEMM_NC_MAX / nr * nr : nr);
+    return kiln_min_i64(all, KILN_GEMM_NC_MAX / nr * nr > 0 ? KILN_GEMM_NC_MAX / nr * nr : nr);
 }
 
 /* Bytes of the one full-K MR panel that a short A (M <= MR: decode rows) is packed into when B
@@ -67,7 +58,7 @@ static int64_t plan_nc(uint32_t nr, int64_t N, bool b_packed)
 static size_t short_a_panel_bytes(uint32_t mr, int64_t M, int64_t K, bool b_packed, size_t l2)
 {
     if (!b_packed || M > (int64_t)mr || K > (int64_t)(l2 / 2 / (mr * sizeof(float)))) return 0;
-    return align_ws((size_t)K * mr * sizeof(float));
+    return kiln_gemm_ws_align((size_t)K * mr * sizeof(float));
 }
 
 size_t kiln_cpu_gemm_workspace(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int64_t K, bool a_packed,
@@ -75,12 +66,12 @@ size_t kiln_cpu_gemm_workspace(uint32_t mr, uint32_t nr, int64_t M, int64_t N, i
 {
     if (M <= 0 || N <= 0 || K <= 0 || mr == 0 || nr == 0) return 0;
     int64_t kc = plan_kc(nr, K), nc = plan_nc(nr, N, b_packed);
-    size_t b_bytes = b_packed ? 0 : align_ws((size_t)(kc * nc) * sizeof(float));
+    size_t b_bytes = b_packed ? 0 : kiln_gemm_ws_align((size_t)(kc * nc) * sizeof(float));
     if (a_packed) return b_bytes;
     /* The A block takes half of L2, at least one panel, at most all of M. */
     int64_t mc = (int64_t)(l2 / 2 / ((size_t)kc * sizeof(float))) / mr * mr;
-    mc = mc < (int64_t)mr ? (int64_t)mr : min64(mc, round_up(M, mr));
-    size_t blocked = align_ws((size_t)(mc * kc) * sizeof(float)) + b_bytes;
+    mc = mc < (int64_t)mr ? (int64_t)mr : kiln_min_i64(mc, kiln_round_up_i64(M, mr));
+    size_t blocked = kiln_gemm_ws_align((size_t)(mc * kc) * sizeof(float)) + b_bytes;
     size_t panel = short_a_panel_bytes(mr, M, K, b_packed, l2);
     return panel > blocked ? panel : blocked;
 }
@@ -90,19 +81,19 @@ bool kiln_cpu_gemm_plan_fit(uint32_t mr, uint32_t nr, int64_t M, int64_t N, int6
 {
     plan->kc = plan_kc(nr, K);
     plan->nc = plan_nc(nr, N, b_packed);
-    plan->b_bytes = b_packed ? 0 : align_ws((size_t)(plan->kc * plan->nc) * sizeof(float));
-    plan->mc = round_up(M < 1 ? 1 : M, mr);
+    plan->b_bytes = b_packed ? 0 : kiln_gemm_ws_align((size_t)(plan->kc * plan->nc) * sizeof(float));
+    plan->mc = kiln_round_up_i64(M < 1 ? 1 : M, mr);
     plan->a_bytes = 0;
     if (budget < plan->b_bytes) return false;
     if (a_packed) {
         /* No buffer, but keep the rows one B micro-panel meets within L2 (128 KiB of A). */
-        int64_t cap = (int64_t)(PACKED_A_BLOCK_BYTES / ((size_t)plan->kc * sizeof(float))) / mr * mr;
-        plan->mc = min64(plan->mc, cap < (int64_t)mr ? (int64_t)mr : cap);
+        int64_t cap = (int64_t)(KILN_GEMM_PACKED_A_BLOCK_BYTES / ((size_t)plan->kc * sizeof(float))) / mr * mr;
+        plan->mc = kiln_min_i64(plan->mc, cap < (int64_t)mr ? (int64_t)mr : cap);
         return true;
     }
     int64_t mc = (int64_t)((budget - plan->b_bytes) / ((size_t)plan->kc * sizeof(float))) / mr * mr;
     if (mc < (int64_t)mr) return false;
-    plan->mc = min64(mc, plan->mc);
+    plan->mc = kiln_min_i64(mc, plan->mc);
     plan->a_bytes = (size_t)(plan->mc * plan->kc) * sizeof(float);
     return true;
 }
@@ -116,7 +107,7 @@ static void pack_panels(const kiln_cpu_kit *kit, const float *src, int64_t rs, i
                         uint32_t width, float *dst)
 {
     for (int64_t p0 = 0; p0 < rows; p0 += width, dst += kc * width) {
-        int64_t live = min64(width, rows - p0);
+        int64_t live = kiln_min_i64(width, rows - p0);
         if (live < (int64_t)width) memset(dst, 0, (size_t)(kc * width) * sizeof(float));
         if (cs == 1) {
             kit->pack_rows(src + p0 * rs, rs, live, kc, width, dst);
@@ -218,25 +209,25 @@ static void run_block(const gemm_ctx *g, int64_t ic, int64_t mc, int64_t jc, int
         bpan = g->bbuf;
         b_step = kc * kit->nr;
     }
-    /* Column strips of B_STRIP_BYTES; in each, every MR panel of A meets the strip's B
+    /* Column strips of KILN_GEMM_B_STRIP_BYTES; in each, every MR panel of A meets the strip's B
        micro-panels (from L2) in turn. A block of one or two MR panels takes strips of one
        micro-panel: then each B micro-panel meets its A panels back to back and is read once.
        A B packed ahead of time streams from memory in such products (ResNet-18's 7x7
        Winograd layers: 16 tiles as rows, 1 MiB of filters per position) and the second A
        panel read it again from L3: 1.80 -> 1.71 ms a layer. */
-    int64_t js_cols = B_STRIP_BYTES / (kc * (int64_t)sizeof(float)) / kit->nr * kit->nr;
+    int64_t js_cols = KILN_GEMM_B_STRIP_BYTES / (kc * (int64_t)sizeof(float)) / kit->nr * kit->nr;
     if (js_cols < (int64_t)kit->nr || mc <= 2 * (int64_t)kit->mr) js_cols = kit->nr;
     for (int64_t js = 0; js < nc; js += js_cols) {
-        int64_t js_end = min64(nc, js + js_cols);
+        int64_t js_end = kiln_min_i64(nc, js + js_cols);
         for (int64_t ir = 0; ir < mc; ir += kit->mr) {
             const float *a = apan + (ir / kit->mr) * a_step;
-            size_t m = (size_t)min64(kit->mr, mc - ir);
+            size_t m = (size_t)kiln_min_i64(kit->mr, mc - ir);
             for (int64_t jr = js; jr < js_end; jr += kit->nr) {
                 kiln_cpu_gemm_tile t = tile_for(g, ic + ir, jc + jr, first, last);
                 if (a_in_place) t.a_step = 1, t.a_ld = (size_t)g->a.rs;
                 float *c = g->y + (ic + ir) * g->ldy + jc + jr;
                 kit->gemm((size_t)kc, a, bpan + (jr / kit->nr) * b_step, c, (size_t)g->ldy, m,
-                          (size_t)min64(kit->nr, nc - jr), &t);
+                          (size_t)kiln_min_i64(kit->nr, nc - jr), &t);
             }
         }
     }
@@ -263,9 +254,9 @@ static void run_short_a(const gemm_ctx *g)
     if (!in_place) pack_panels(kit, g->a.data, g->a.rs, g->a.cs, g->M, g->K, kit->mr, g->abuf);
     for (int64_t jr = 0; jr < g->N; jr += kit->nr) {
         const float *bpan = g->b.data + (jr / kit->nr) * g->K * kit->nr;
-        size_t n = (size_t)min64(kit->nr, g->N - jr);
+        size_t n = (size_t)kiln_min_i64(kit->nr, g->N - jr);
         for (int64_t pc = 0; pc < g->K; pc += g->plan.kc) {
-            int64_t kc = min64(g->plan.kc, g->K - pc);
+            int64_t kc = kiln_min_i64(g->plan.kc, g->K - pc);
             kiln_cpu_gemm_tile t = tile_for(g, 0, jr, pc == 0, pc + kc == g->K);
             t.a_step = (uint32_t)a_step;
             kit->gemm((size_t)kc, a + pc * a_step, bpan + pc * kit->nr, g->y + jr, (size_t)g->ldy,
@@ -344,23 +335,23 @@ static kiln_status run_bf16(const gemm_ctx *g, void *workspace, size_t workspace
     if (row_path) panels--;
     if (panels < 1) return KILN_ERROR_INVALID_ARGUMENT;
     uint32_t *abuf = workspace, *row_words = row_path ? abuf + panels * kit->mr * kcp : NULL;
-    int64_t mc = min64(panels * kit->mr, round_up(g->M, kit->mr));
+    int64_t mc = kiln_min_i64(panels * kit->mr, kiln_round_up_i64(g->M, kit->mr));
     for (int64_t pc = 0; pc < pairs; pc += kcp) {
-        int64_t kp = min64(kcp, pairs - pc);
+        int64_t kp = kiln_min_i64(kcp, pairs - pc);
         bool first = pc == 0, last = pc + kp == pairs;
-        int64_t js_cols = B_STRIP_BYTES / (kp * (int64_t)sizeof(uint32_t)) / kit->nr * kit->nr;
+        int64_t js_cols = KILN_GEMM_B_STRIP_BYTES / (kp * (int64_t)sizeof(uint32_t)) / kit->nr * kit->nr;
         if (js_cols < (int64_t)kit->nr) js_cols = kit->nr;
         for (int64_t ic = 0; ic < g->M; ic += mc) {
-            int64_t rows = min64(mc, g->M - ic);
+            int64_t rows = kiln_min_i64(mc, g->M - ic);
             pack_bf16_pairs(kit, &g->a, ic, rows, pc, kp, g->K, row_words, abuf);
             for (int64_t js = 0; js < g->N; js += js_cols) {
-                int64_t js_end = min64(g->N, js + js_cols);
+                int64_t js_end = kiln_min_i64(g->N, js + js_cols);
                 for (int64_t ir = 0; ir < rows; ir += kit->mr) {
                     for (int64_t jr = js; jr < js_end; jr += kit->nr) {
                         kiln_cpu_gemm_tile t = tile_for(g, ic + ir, jr, first, last);
                         kit->gemm_bf16((size_t)kp, abuf + ir * kp, b + (jr / kit->nr) * pairs * kit->nr + pc * kit->nr,
-                                       g->y + (ic + ir) * g->ldy + jr, (size_t)g->ldy, (size_t)min64(kit->mr, rows - ir),
-                                       (size_t)min64(kit->nr, g->N - jr), &t);
+                                       g->y + (ic + ir) * g->ldy + jr, (size_t)g->ldy, (size_t)kiln_min_i64(kit->mr, rows - ir),
+                                       (size_t)kiln_min_i64(kit->nr, g->N - jr), &t);
                     }
                 }
             }
@@ -381,7 +372,7 @@ static void pack_b_pairs(const kiln_cpu_kit *kit, const kiln_cpu_operand *b, int
 {
     const uint32_t nr = kit->nr;
     for (int64_t p = 0; p < cols; p += nr) {
-        int64_t live = min64(nr, cols - p);
+        int64_t live = kiln_min_i64(nr, cols - p);
         for (int64_t k = 0; k < k_rows; k += 2, dst += nr) {
             const float *lo = b->data + (k0 + k) * b->rs + (j0 + p) * b->cs;
             const float *hi = k + 1 < k_rows ? lo + b->rs : NULL;
@@ -412,12 +403,12 @@ static kiln_status run_bf16_a(const gemm_ctx *g, void *workspace, size_t workspa
     if (cap < (int64_t)kit->nr) return KILN_ERROR_INVALID_ARGUMENT;
     uint32_t *bbuf = workspace;
     for (int64_t pc = 0; pc < pairs; pc += kcp) {
-        int64_t kp = min64(kcp, pairs - pc), k_rows = min64(2 * kp, g->K - 2 * pc);
+        int64_t kp = kiln_min_i64(kcp, pairs - pc), k_rows = kiln_min_i64(2 * kp, g->K - 2 * pc);
         bool first = pc == 0, last = pc + kp == pairs;
-        int64_t js_cols = min64(cap, B_STRIP_BYTES / (kp * (int64_t)sizeof(uint32_t)) / kit->nr * kit->nr);
+        int64_t js_cols = kiln_min_i64(cap, KILN_GEMM_B_STRIP_BYTES / (kp * (int64_t)sizeof(uint32_t)) / kit->nr * kit->nr);
         if (js_cols < (int64_t)kit->nr) js_cols = kit->nr;
         for (int64_t js = 0; js < g->N; js += js_cols) {
-            int64_t js_end = min64(g->N, js + js_cols);
+            int64_t js_end = kiln_min_i64(g->N, js + js_cols);
             for (int64_t jr = js; jr < js_end && g->b.packed; jr += kit->nr) {
                 const float *rows = g->b.data + (jr / kit->nr) * g->K * kit->nr + 2 * pc * kit->nr;
                 for (int64_t q = 0; q < kp; q++)
@@ -429,8 +420,8 @@ static kiln_status run_bf16_a(const gemm_ctx *g, void *workspace, size_t workspa
                 for (int64_t jr = js; jr < js_end; jr += kit->nr) {
                     kiln_cpu_gemm_tile t = tile_for(g, ir, jr, first, last);
                     kit->gemm_bf16((size_t)kp, a + (ir / kit->mr) * pairs * kit->mr + pc * kit->mr, bbuf + (jr - js) * kp,
-                                   g->y + ir * g->ldy + jr, (size_t)g->ldy, (size_t)min64(kit->mr, g->M - ir),
-                                   (size_t)min64(kit->nr, g->N - jr), &t);
+                                   g->y + ir * g->ldy + jr, (size_t)g->ldy, (size_t)kiln_min_i64(kit->mr, g->M - ir),
+                                   (size_t)kiln_min_i64(kit->nr, g->N - jr), &t);
                 }
             }
         }
@@ -471,56 +462,13 @@ kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int
         return KILN_OK;
     }
     for (int64_t jc = 0; jc < N; jc += g.plan.nc) {
-        int64_t nc = min64(g.plan.nc, N - jc);
+        int64_t nc = kiln_min_i64(g.plan.nc, N - jc);
         for (int64_t pc = 0; pc < K; pc += g.plan.kc) {
-            int64_t kc = min64(g.plan.kc, K - pc);
+            int64_t kc = kiln_min_i64(g.plan.kc, K - pc);
             /* B's columns are the panel rows: swap its strides to pack it like A. */
             if (!b.packed) pack_panels(kit, b.data + pc * b.rs + jc * b.cs, b.cs, b.rs, nc, kc, kit->nr, g.bbuf);
-            for (int64_t ic = 0; ic < M; ic += g.plan.mc) run_block(&g, ic, min64(g.plan.mc, M - ic), jc, nc, pc, kc);
+            for (int64_t ic = 0; ic < M; ic += g.plan.mc) run_block(&g, ic, kiln_min_i64(g.plan.mc, M - ic), jc, nc, pc, kc);
         }
     }
     return KILN_OK;
-}
-
-typedef struct gemm_step_args {
-    const kiln_cpu_gemm_params *p;
-    const kiln_tensor *const *in;
-    kiln_tensor *const *out;
-} gemm_step_args;
-
-/* Product `bi` of a GEMM step's batch. */
-static void gemm_step_problem(const void *src, int64_t bi, kiln_cpu_gemm_problem *out)
-{
-    const gemm_step_args *args = src;
-    const kiln_cpu_gemm_params *p = args->p;
-    const kiln_tensor *const *in = args->in;
-    kiln_tensor *const *outs = args->out;
-    const float *A = in[0]->data, *B = in[1]->data;
-    const float *bias = p->bias_kind != KILN_CPU_BIAS_NONE ? in[2]->data : NULL;
-    /* Validation bounds a batch stride only where the operand is read: A and B not at all when K
-       is 0, the bias only when FULL. Offsets are formed only for what is read. */
-    if (p->bias_kind == KILN_CPU_BIAS_FULL) bias += bi * p->bias_batch_stride;
-    if (p->K > 0) {
-        A += bi * p->a_batch_stride;
-        B += bi * p->b_batch_stride;
-    }
-    *out = (kiln_cpu_gemm_problem){
-        .M = p->M, .N = p->N, .K = p->K,
-        .a = {A, p->trans_a ? 1 : p->lda, p->trans_a ? p->lda : 1, false},
-        .b = {B, p->trans_b ? 1 : p->ldb, p->trans_b ? p->ldb : 1, p->b_packed},
-        .y = (float *)outs[0]->data + bi * p->y_batch_stride,
-        .ldy = p->ldy,
-        .e = {p->alpha, p->beta, p->bias_kind, bias, p->act, 0},
-    };
-}
-
-kiln_status kiln_cpu_gemm_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
-                               kiln_tensor *const *out, kiln_cpu_exec *exec)
-{
-    gemm_step_args args = {params, in, out};
-    if (args.p->b_packed == KILN_CPU_PACKED_STRASSEN)
-        return kiln_cpu_gemm_strassen_step(kit, args.p, in[0]->data, in[1]->data,
-                                           args.p->bias_kind != KILN_CPU_BIAS_NONE ? in[2]->data : NULL,
-                                           out[0]->data, exec);
-    return kiln_cpu_gemm_batch(kit, args.p->batch, gemm_step_problem, &args, exec);
 }

@@ -13,10 +13,9 @@
  */
 #include <stdatomic.h>
 
+#include "backends/cpu/kernels/gemm-blocking.h"
 #include "backends/cpu/kernels/kernel_kit.h"
 
-/* Multiply-adds a task must have before waking a worker pays (a few microseconds of work). */
-#define GEMM_GRAIN ((int64_t)1 << 18)
 /* One packed element costs about as much as this many multiply-adds (a strided load and a store
    against a fraction of a cycle per FMA in the microkernel). */
 #define PACK_COST 16.0
@@ -26,12 +25,6 @@
    cut along M on two threads and ran at 82% of the FMA peak, along N 92% (bf16: 0.8x -> 1.0x
    oneDNN). */
 #define B_READ_COST 1.0
-/* Columns of one B block in the driver (f32-gemm-driver.c) when B is packed at run time: A is
-   packed again for each. */
-#define GEMM_NC_COLUMNS 1024
-
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 typedef struct gemm_cut {
     int64_t tm, tn;                 /* row ranges x column ranges per product */
     size_t tasks;
@@ -40,12 +33,12 @@ typedef struct gemm_cut {
 /* Cost of the largest tile of a product cut tm x tn. */
 static double tile_cost(const kiln_cpu_kit *kit, const kiln_cpu_gemm_problem *p, int64_t tm, int64_t tn)
 {
-    int64_t rows = ceil_div(ceil_div(p->M, kit->mr), tm) * kit->mr;
-    int64_t cols = ceil_div(ceil_div(p->N, kit->nr), tn) * kit->nr;
+    int64_t rows = kiln_ceil_div_i64(kiln_ceil_div_i64(p->M, kit->mr), tm) * kit->mr;
+    int64_t cols = kiln_ceil_div_i64(kiln_ceil_div_i64(p->N, kit->nr), tn) * kit->nr;
     double cost = (double)rows * (double)cols * (double)p->K;
     /* A is packed again for each NC block of columns, unless B is packed ahead of time: then
        the driver's one block spans all columns. */
-    int64_t a_passes = p->b.packed ? 1 : ceil_div(cols, GEMM_NC_COLUMNS);
+    int64_t a_passes = p->b.packed ? 1 : kiln_ceil_div_i64(cols, KILN_GEMM_NC_MAX);
     if (!p->a.packed) cost += PACK_COST * (double)(rows < p->M ? rows : p->M) * (double)p->K * (double)a_passes;
     if (!p->b.packed) cost += PACK_COST * (double)p->K * (double)(cols < p->N ? cols : p->N);
     else cost += B_READ_COST * (double)p->K * (double)(cols < p->N ? cols : p->N);
@@ -56,13 +49,13 @@ static gemm_cut choose_cut(const kiln_cpu_kit *kit, int64_t batch, const kiln_cp
 {
     gemm_cut best = {1, 1, 1};
     if (max_tasks <= 1) return best;
-    int64_t pm = ceil_div(p->M, kit->mr), pn = ceil_div(p->N, kit->nr);
+    int64_t pm = kiln_ceil_div_i64(p->M, kit->mr), pn = kiln_ceil_div_i64(p->N, kit->nr);
     double best_cost = -1.0;
     for (int64_t tm = 1; tm <= (int64_t)max_tasks && tm <= pm; tm++) {
         for (int64_t tn = 1; tm * tn <= (int64_t)max_tasks && tn <= pn; tn++) {
             int64_t tiles = batch * tm * tn;
             size_t tasks = tiles < (int64_t)max_tasks ? (size_t)tiles : max_tasks;
-            double cost = (double)ceil_div(tiles, (int64_t)tasks) * tile_cost(kit, p, tm, tn);
+            double cost = (double)kiln_ceil_div_i64(tiles, (int64_t)tasks) * tile_cost(kit, p, tm, tn);
             if (best_cost < 0.0 || cost < best_cost) {
                 best_cost = cost;
                 best = (gemm_cut){tm, tn, tasks};
@@ -139,7 +132,7 @@ kiln_status kiln_cpu_gemm_batch(const kiln_cpu_kit *kit, int64_t batch, kiln_cpu
     int64_t k = first.K > 0 ? first.K : 1;
     double work = (double)batch * (double)first.M * (double)first.N * (double)k;
     int64_t units = work > 4e18 ? INT64_MAX : (int64_t)work;
-    size_t max_tasks = kiln_cpu_task_count(exec, units, GEMM_GRAIN, true);
+    size_t max_tasks = kiln_cpu_task_count(exec, units, KILN_GEMM_TASK_GRAIN, true);
     gemm_job job = {kit, get, src, exec, batch, choose_cut(kit, batch, &first, max_tasks), KILN_OK};
     kiln_cpu_parallel(exec, job.cut.tasks, gemm_task, &job);
     return (kiln_status)atomic_load(&job.status);

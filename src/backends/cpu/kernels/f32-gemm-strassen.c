@@ -24,29 +24,21 @@
  */
 #include <string.h>
 
+#include "backends/cpu/kernels/gemm-blocking.h"
 #include "backends/cpu/kernels/kernel_kit.h"
 
-#define WS_ALIGN 64
-/* Bytes of B (one product's sum) a strip of the A block meets from L2, as in the classical
-   driver (f32-gemm-driver.c). */
-#define B_STRIP_BYTES ((int64_t)256 << 10)
 /* Smallest half dimensions taken (1T, Zen 4, 12x32 tile, against the classical driver): halves
    of 512-1024 gained 4-13%; 256-448 gained 2-7% too, but B grows by 3/4 for those few percent
    (a BERT-base at sequence 512 would carry 1.7x its weights), so only products of 1024 and up
    take it. */
 #define STRASSEN_MIN_HALF 512
-/* Multiply-adds a task must have before waking a worker pays (as for the classical GEMM). */
-#define STRASSEN_TASK_GRAIN ((int64_t)1 << 18)
-
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static size_t align_ws(size_t x) { return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN; }
 
 bool kiln_cpu_gemm_strassen_pays(int64_t M, int64_t N, int64_t K)
 {
     /* K / 2 <= 1024: one K block on every table (kiln_cpu_gemm_kc caps at 1024, which the 12x32
        and 6x16 tiles reach; validation checks the table's own). */
     return M % 2 == 0 && N % 2 == 0 && K % 2 == 0 && M / 2 >= STRASSEN_MIN_HALF && N / 2 >= STRASSEN_MIN_HALF &&
-           K / 2 >= STRASSEN_MIN_HALF && K / 2 <= 1024;
+           K / 2 >= STRASSEN_MIN_HALF && K / 2 <= KILN_GEMM_KC_MAX;
 }
 
 size_t kiln_cpu_gemm_strassen_workspace(uint32_t mr, uint32_t nr, int64_t M, int64_t K, size_t l2)
@@ -55,9 +47,9 @@ size_t kiln_cpu_gemm_strassen_workspace(uint32_t mr, uint32_t nr, int64_t M, int
     int64_t hm = M / 2, hk = K / 2;
     /* The A block takes half of L2, at least one panel, at most the half height. */
     int64_t mc = (int64_t)(l2 / 2 / ((size_t)hk * sizeof(float))) / mr * mr;
-    int64_t all = (hm + mr - 1) / mr * mr;
-    mc = mc < (int64_t)mr ? (int64_t)mr : min64(mc, all);
-    return align_ws((size_t)(mc * hk) * sizeof(float));
+    int64_t all = kiln_round_up_i64(hm, mr);
+    mc = mc < (int64_t)mr ? (int64_t)mr : kiln_min_i64(mc, all);
+    return kiln_gemm_ws_align((size_t)(mc * hk) * sizeof(float));
 }
 
 typedef struct strassen_job {
@@ -87,7 +79,7 @@ static void pack_a_sum(const strassen_job *j, const kiln_cpu_strassen_product *p
     const bool two = pr->a_sign[1] != 0;
     const float s1 = (float)pr->a_sign[1];
     for (int64_t p0 = 0; p0 < rows; p0 += kit->mr, dst += hk * kit->mr) {
-        int64_t live = min64(kit->mr, rows - p0);
+        int64_t live = kiln_min_i64(kit->mr, rows - p0);
         if (live < (int64_t)kit->mr) memset(dst, 0, (size_t)(hk * kit->mr) * sizeof(float));
         const float *x = a_at(j, pr->a_quad[0], r0 + p0), *y = a_at(j, pr->a_quad[1], r0 + p0);
         if (j->cs == 1 && !two) {
@@ -134,20 +126,20 @@ static void run_product(const strassen_job *j, int prod, bool first, int64_t r0,
     const kiln_cpu_kit *kit = j->kit;
     const kiln_cpu_strassen_product *pr = &kiln_cpu_strassen[prod];
     const float *b = j->b + (size_t)prod * j->b_product_floats;
-    int64_t js_cols = B_STRIP_BYTES / (j->hk * (int64_t)sizeof(float)) / kit->nr * kit->nr;
+    int64_t js_cols = KILN_GEMM_B_STRIP_BYTES / (j->hk * (int64_t)sizeof(float)) / kit->nr * kit->nr;
     if (js_cols < (int64_t)kit->nr) js_cols = kit->nr;
     for (int64_t ic = r0; ic < r1; ic += mc) {
-        int64_t rows = min64(mc, r1 - ic);
+        int64_t rows = kiln_min_i64(mc, r1 - ic);
         pack_a_sum(j, pr, ic, rows, ablock);
         for (int64_t js = 0; js < j->hn; js += js_cols) {
-            int64_t js_end = min64(j->hn, js + js_cols);
+            int64_t js_end = kiln_min_i64(j->hn, js + js_cols);
             for (int64_t ir = 0; ir < rows; ir += kit->mr) {
-                size_t m = (size_t)min64(kit->mr, rows - ir);
+                size_t m = (size_t)kiln_min_i64(kit->mr, rows - ir);
                 for (int64_t jr = js; jr < js_end; jr += kit->nr) {
                     float *y;
                     kiln_cpu_gemm_tile t = tile_for(j, pr, first, ic + ir, jr, &y);
                     kit->gemm((size_t)j->hk, ablock + ir * j->hk, b + (jr / kit->nr) * j->hk * kit->nr, y,
-                              (size_t)j->p->ldy, m, (size_t)min64(kit->nr, j->hn - jr), &t);
+                              (size_t)j->p->ldy, m, (size_t)kiln_min_i64(kit->nr, j->hn - jr), &t);
                 }
             }
         }
@@ -206,7 +198,7 @@ kiln_status kiln_cpu_gemm_strassen_step(const kiln_cpu_kit *kit, const kiln_cpu_
         .status = KILN_OK,
     };
     double work = (double)j.hm * (double)p->N * (double)p->K;
-    j.tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, STRASSEN_TASK_GRAIN, true);
+    j.tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, KILN_GEMM_TASK_GRAIN, true);
     kiln_cpu_parallel(exec, j.tasks, strassen_task, &j);
     return (kiln_status)atomic_load(&j.status);
 }

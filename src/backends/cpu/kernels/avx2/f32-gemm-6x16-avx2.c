@@ -12,55 +12,27 @@
 #include <string.h>
 
 #include "backends/cpu/kernels/avx2/kernels-avx2.h"
+#include "backends/cpu/kernels/avx2/vec-avx2.h"
+#include "backends/cpu/kernels/template/gemm-tile-store.h"
 
 #define MR KILN_CPU_AVX2_MR
 #define NR KILN_CPU_AVX2_NR
 
-/* The epilogue of kernel_kit.h on a full MR x NR tile at c (row stride ldc); col_bias has NR
-   readable floats when set. */
+/* The epilogue of kernel_kit.h on a full MR x NR tile at c (row stride ldc), whole vectors (the
+   template's, ../template/gemm-tile-store.h); col_bias has NR readable floats when set. */
 static inline void tile_epilogue(const __m256 *lo, const __m256 *hi, float *c, size_t ldc,
                                  const kiln_cpu_gemm_tile *tile, const float *col_bias)
 {
-    const __m256 alpha = _mm256_set1_ps(tile->alpha), beta = _mm256_set1_ps(tile->beta), zero = _mm256_setzero_ps();
-    __m256 add0 = _mm256_set1_ps(tile->scalar), add1 = add0;
-    if (!tile->accumulate && col_bias) {
-        add0 = _mm256_fmadd_ps(beta, _mm256_loadu_ps(col_bias), add0);
-        add1 = _mm256_fmadd_ps(beta, _mm256_loadu_ps(col_bias + 8), add1);
-    }
-    for (int i = 0; i < MR; i++) {
-        float *row = c + (size_t)i * ldc;
-        __m256 v0, v1;
-        if (tile->accumulate) {
-            v0 = _mm256_loadu_ps(row);
-            v1 = _mm256_loadu_ps(row + 8);
-        } else if (tile->row_bias) {
-            __m256 rb = _mm256_mul_ps(beta, _mm256_set1_ps(tile->row_bias[i]));
-            v0 = _mm256_add_ps(add0, rb);
-            v1 = _mm256_add_ps(add1, rb);
-        } else {
-            v0 = add0;
-            v1 = add1;
-        }
-        v0 = _mm256_fmadd_ps(alpha, lo[i], v0);
-        v1 = _mm256_fmadd_ps(alpha, hi[i], v1);
-        if (tile->relu) {
-            v0 = _mm256_max_ps(v0, zero);
-            v1 = _mm256_max_ps(v1, zero);
-        }
-        _mm256_storeu_ps(row, v0);
-        _mm256_storeu_ps(row + 8, v1);
-    }
+    const gemm_tile_store k = gemm_tile_setup(NR, false, tile, col_bias);
+    for (int i = 0; i < MR; i++) gemm_tile_row(lo[i], hi[i], c + (size_t)i * ldc, (size_t)i, false, &k, tile);
 }
 
 /* c2 += alpha2 * acc on a full MR x NR tile at c2 (row stride ldc). */
 static inline void tile_add_second(const __m256 *lo, const __m256 *hi, float *c2, size_t ldc, float alpha2)
 {
+    const gemm_tile_store k = {.n0 = VF_WIDTH, .n1 = VF_WIDTH};
     const __m256 a2 = _mm256_set1_ps(alpha2);
-    for (int i = 0; i < MR; i++) {
-        float *row = c2 + (size_t)i * ldc;
-        _mm256_storeu_ps(row, _mm256_fmadd_ps(a2, lo[i], _mm256_loadu_ps(row)));
-        _mm256_storeu_ps(row + 8, _mm256_fmadd_ps(a2, hi[i], _mm256_loadu_ps(row + 8)));
-    }
+    for (int i = 0; i < MR; i++) gemm_tile_add_row(lo[i], hi[i], c2 + (size_t)i * ldc, a2, false, &k);
 }
 
 void kiln_cpu_f32_gemm_ukernel_6x16__avx2(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,

@@ -61,13 +61,14 @@ void kiln_cpu_f32_gemm_ukernel_12x32__avx512(size_t kc, const float *a, const fl
         __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), ai;                        \
         rows                                                                                     \
     }
-        KILN_AVX512_ROWS_IN_STEPS_OF_4(K_LOOP_IN_PLACE, ROW_IN_PLACE)
+        KILN_AVX512_ROWS_IN_STEPS_OF_4(m, K_LOOP_IN_PLACE, ROW_IN_PLACE)
 #undef K_LOOP_IN_PLACE
 #undef ROW_IN_PLACE
     } else {
-        KILN_AVX512_ROWS_IN_STEPS_OF_4(K_LOOP, ROW)
+        KILN_AVX512_ROWS_IN_STEPS_OF_4(m, K_LOOP, ROW)
     }
 #undef K_LOOP
 #undef ROW
-    KILN_AVX512_STORE_ACCUMULATORS(c, ldc, m, n, tile);
+    kiln_avx512_store_accumulators(l0, h0, l1, h1, l2, h2, l3, h3, l4, h4, l5, h5, l6, h6, l7, h7, l8, h8, l9, h9, l10,
+                                   h10, l11, h11, c, ldc, m, n, tile);
 }

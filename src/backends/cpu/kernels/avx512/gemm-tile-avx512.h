@@ -4,122 +4,78 @@
  * Layer: backends/cpu/kernels/avx512; include only from files compiled with the avx512 flags.
  * The accumulators are f32 whatever the operands were: c = alpha * acc + (accumulate ? c :
  * scalar + beta * (row_bias[i] + col_bias[j])), then ReLU when asked, and c2 += alpha2 * acc
- * when c2 is set; lanes past n and rows past m are neither read nor written.
+ * when c2 is set; lanes past n and rows past m are neither read nor written. The arithmetic of
+ * a row is the template's (../template/gemm-tile-store.h), shared with the AVX2 kernel.
  */
 #ifndef KILN_BACKENDS_CPU_KERNELS_AVX512_GEMM_TILE_AVX512_H
 #define KILN_BACKENDS_CPU_KERNELS_AVX512_GEMM_TILE_AVX512_H
 
 #include <immintrin.h>
 
+#include "backends/cpu/kernels/avx512/vec-avx512.h"
 #include "backends/cpu/kernels/kernel_kit.h"
+#include "backends/cpu/kernels/template/gemm-tile-store.h"
 
 #define KILN_CPU_AVX512_TILE_ROWS 12
 
-static inline __mmask16 kiln_avx512_lanes_from(size_t n, size_t first)
+/* Row i of the tile (lo: columns 0..15, hi: 16..31) into c's row i, and into c2's when set:
+   the template's store through lane masks (part), so nothing past n is read or written. */
+static inline void kiln_avx512_store_row(__m512 lo, __m512 hi, float *c, size_t ldc, size_t i, const gemm_tile_store *k,
+                                         const kiln_cpu_gemm_tile *tile)
 {
-    if (n <= first) return 0;
-    return n - first >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - first)) - 1u);
+    gemm_tile_row(lo, hi, c + i * ldc, i, true, k, tile);
+    if (tile->c2) gemm_tile_add_row(lo, hi, tile->c2 + i * ldc, vf_set1(tile->alpha2), true, k);
 }
-
-/* What every row of one tile's store needs besides its accumulators. */
-typedef struct kiln_avx512_tile_store {
-    __mmask16 m0, m1;               /* the lanes of columns 0..15 and 16..31 that exist */
-    __m512 alpha, beta, add0, add1; /* add: scalar + beta * col_bias, when not accumulating */
-} kiln_avx512_tile_store;
-
-static inline kiln_avx512_tile_store kiln_avx512_store_setup(size_t n, const kiln_cpu_gemm_tile *tile)
-{
-    kiln_avx512_tile_store k = {kiln_avx512_lanes_from(n, 0), kiln_avx512_lanes_from(n, 16),
-                                _mm512_set1_ps(tile->alpha), _mm512_set1_ps(tile->beta),
-                                _mm512_set1_ps(tile->scalar), _mm512_set1_ps(tile->scalar)};
-    if (!tile->accumulate && tile->col_bias) {
-        k.add0 = _mm512_fmadd_ps(k.beta, _mm512_maskz_loadu_ps(k.m0, tile->col_bias), k.add0);
-        k.add1 = _mm512_fmadd_ps(k.beta, _mm512_maskz_loadu_ps(k.m1, tile->col_bias + 16), k.add1);
-    }
-    return k;
-}
-
-/* Row i of the tile (lo: columns 0..15, hi: 16..31) into c's row i, and into c2's when set. */
-static inline void kiln_avx512_store_row(__m512 lo, __m512 hi, float *c, size_t ldc, size_t i,
-                                         const kiln_avx512_tile_store *k, const kiln_cpu_gemm_tile *tile)
-{
-    float *row = c + i * ldc;
-    __m512 v0, v1;
-    if (tile->accumulate) {
-        v0 = _mm512_maskz_loadu_ps(k->m0, row);
-        v1 = _mm512_maskz_loadu_ps(k->m1, row + 16);
-    } else if (tile->row_bias) {
-        __m512 rb = _mm512_mul_ps(k->beta, _mm512_set1_ps(tile->row_bias[i]));
-        v0 = _mm512_add_ps(k->add0, rb);
-        v1 = _mm512_add_ps(k->add1, rb);
-    } else {
-        v0 = k->add0;
-        v1 = k->add1;
-    }
-    v0 = _mm512_fmadd_ps(k->alpha, lo, v0);
-    v1 = _mm512_fmadd_ps(k->alpha, hi, v1);
-    if (tile->relu) {
-        v0 = _mm512_max_ps(v0, _mm512_setzero_ps());
-        v1 = _mm512_max_ps(v1, _mm512_setzero_ps());
-    }
-    _mm512_mask_storeu_ps(row, k->m0, v0);
-    _mm512_mask_storeu_ps(row + 16, k->m1, v1);
-    if (!tile->c2) return;
-    const __m512 alpha2 = _mm512_set1_ps(tile->alpha2);
-    float *row2 = tile->c2 + i * ldc;
-    _mm512_mask_storeu_ps(row2, k->m0, _mm512_fmadd_ps(alpha2, lo, _mm512_maskz_loadu_ps(k->m0, row2)));
-    _mm512_mask_storeu_ps(row2 + 16, k->m1, _mm512_fmadd_ps(alpha2, hi, _mm512_maskz_loadu_ps(k->m1, row2 + 16)));
-}
-
-/* The store of a tile of MR = 12 rows, accumulators named l0..l11 and h0..h11 in the caller: row
-   by row with no array in between (an array of 24 vectors went through the stack, 48 memory
-   operations a tile; kc = 128 tiles, the products of a BERT-like layer, lost 3%). */
-#define KILN_AVX512_STORE_12_ROWS(c, ldc, k, tile)                                                 \
-    do {                                                                                         \
-        kiln_avx512_store_row(l0, h0, c, ldc, 0, k, tile);                                       \
-        kiln_avx512_store_row(l1, h1, c, ldc, 1, k, tile);                                       \
-        kiln_avx512_store_row(l2, h2, c, ldc, 2, k, tile);                                       \
-        kiln_avx512_store_row(l3, h3, c, ldc, 3, k, tile);                                       \
-        kiln_avx512_store_row(l4, h4, c, ldc, 4, k, tile);                                       \
-        kiln_avx512_store_row(l5, h5, c, ldc, 5, k, tile);                                       \
-        kiln_avx512_store_row(l6, h6, c, ldc, 6, k, tile);                                       \
-        kiln_avx512_store_row(l7, h7, c, ldc, 7, k, tile);                                       \
-        kiln_avx512_store_row(l8, h8, c, ldc, 8, k, tile);                                       \
-        kiln_avx512_store_row(l9, h9, c, ldc, 9, k, tile);                                       \
-        kiln_avx512_store_row(l10, h10, c, ldc, 10, k, tile);                                    \
-        kiln_avx512_store_row(l11, h11, c, ldc, 11, k, tile);                                    \
-    } while (0)
 
 /* Rows i < m of the tile: lo[i] holds columns 0..15, hi[i] columns 16..31. */
 static inline void kiln_avx512_store_tile(const __m512 *lo, const __m512 *hi, float *c, size_t ldc, size_t m,
                                           size_t n, const kiln_cpu_gemm_tile *tile)
 {
-    const kiln_avx512_tile_store k = kiln_avx512_store_setup(n, tile);
+    const gemm_tile_store k = gemm_tile_setup(n, true, tile, tile->col_bias);
     for (size_t i = 0; i < m && i < KILN_CPU_AVX512_TILE_ROWS; i++) kiln_avx512_store_row(lo[i], hi[i], c, ldc, i, &k, tile);
 }
 
-/* The end of a 12 x 32 microkernel whose accumulators are l0..l11, h0..h11: a tile with all 12
-   rows straight from them, a shorter one (the last panel of M) through arrays. */
-#define KILN_AVX512_STORE_ACCUMULATORS(c, ldc, m, n, tile)                                           \
-    do {                                                                                           \
-        if ((m) == KILN_CPU_AVX512_TILE_ROWS) {                                                    \
-            const kiln_avx512_tile_store k_ = kiln_avx512_store_setup(n, tile);                    \
-            KILN_AVX512_STORE_12_ROWS(c, ldc, &k_, tile);                                          \
-            break;                                                                                 \
-        }                                                                                          \
-        const __m512 lo_[KILN_CPU_AVX512_TILE_ROWS] = {l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11}; \
-        const __m512 hi_[KILN_CPU_AVX512_TILE_ROWS] = {h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11}; \
-        kiln_avx512_store_tile(lo_, hi_, c, ldc, m, n, tile);                                      \
-    } while (0)
+/* The end of a 12 x 32 microkernel: its accumulators (l: columns 0..15, h: 16..31 of rows
+   0..11) into the tile. A tile with all 12 rows is stored row by row straight from them, with no
+   array in between (an array of 24 vectors went through the stack, 48 memory operations a tile;
+   kc = 128 tiles, the products of a BERT-like layer, lost 3%); a shorter one (the last panel of
+   M) through arrays. Always inlined, so that the accumulators stay in their registers. */
+static inline __attribute__((always_inline)) void
+kiln_avx512_store_accumulators(__m512 l0, __m512 h0, __m512 l1, __m512 h1, __m512 l2, __m512 h2, __m512 l3, __m512 h3,
+                               __m512 l4, __m512 h4, __m512 l5, __m512 h5, __m512 l6, __m512 h6, __m512 l7, __m512 h7,
+                               __m512 l8, __m512 h8, __m512 l9, __m512 h9, __m512 l10, __m512 h10, __m512 l11,
+                               __m512 h11, float *c, size_t ldc, size_t m, size_t n, const kiln_cpu_gemm_tile *tile)
+{
+    if (m == KILN_CPU_AVX512_TILE_ROWS) {
+        const gemm_tile_store k = gemm_tile_setup(n, true, tile, tile->col_bias);
+        kiln_avx512_store_row(l0, h0, c, ldc, 0, &k, tile);
+        kiln_avx512_store_row(l1, h1, c, ldc, 1, &k, tile);
+        kiln_avx512_store_row(l2, h2, c, ldc, 2, &k, tile);
+        kiln_avx512_store_row(l3, h3, c, ldc, 3, &k, tile);
+        kiln_avx512_store_row(l4, h4, c, ldc, 4, &k, tile);
+        kiln_avx512_store_row(l5, h5, c, ldc, 5, &k, tile);
+        kiln_avx512_store_row(l6, h6, c, ldc, 6, &k, tile);
+        kiln_avx512_store_row(l7, h7, c, ldc, 7, &k, tile);
+        kiln_avx512_store_row(l8, h8, c, ldc, 8, &k, tile);
+        kiln_avx512_store_row(l9, h9, c, ldc, 9, &k, tile);
+        kiln_avx512_store_row(l10, h10, c, ldc, 10, &k, tile);
+        kiln_avx512_store_row(l11, h11, c, ldc, 11, &k, tile);
+        return;
+    }
+    const __m512 lo[KILN_CPU_AVX512_TILE_ROWS] = {l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11};
+    const __m512 hi[KILN_CPU_AVX512_TILE_ROWS] = {h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11};
+    kiln_avx512_store_tile(lo, hi, c, ldc, m, n, tile);
+}
 
-/* The K loop for the rows a tile has (m > 1), rounded up to 4, 8 or 12: K_LOOP(body) runs one
-   k step of body, ROW(i) is row i's work in it. A short tile (the last panel of M = 64) would
-   otherwise spend most FMAs on zero rows; each accumulator still sums its k in order, so the
-   bits do not depend on which loop ran. */
-#define KILN_AVX512_ROWS_IN_STEPS_OF_4(K_LOOP, ROW)                                                \
-    if (m <= 4) {                                                                                \
+/* The K loop for the m rows a tile has (m > 1), rounded up to 4, 8 or 12: K_LOOP(body) runs one
+   k step of body, ROW(i) is row i's work in it (both macros of the microkernel, which name its
+   accumulators). A short tile (the last panel of M = 64) would otherwise spend most FMAs on
+   zero rows; each accumulator still sums its k in order, so the bits do not depend on which
+   loop ran. */
+#define KILN_AVX512_ROWS_IN_STEPS_OF_4(m, K_LOOP, ROW)                                             \
+    if ((m) <= 4) {                                                                              \
         K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3))                                                      \
-    } else if (m <= 8) {                                                                         \
+    } else if ((m) <= 8) {                                                                       \
         K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7))                          \
     } else {                                                                                     \
         K_LOOP(ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11)) \

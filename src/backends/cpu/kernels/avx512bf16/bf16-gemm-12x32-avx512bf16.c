@@ -35,9 +35,10 @@ void kiln_cpu_bf16_gemm_ukernel_12x32__avx512bf16(size_t kp, const uint32_t *a, 
     if (m == 1) {
         K_LOOP(ROW(0))
     } else {
-        KILN_AVX512_ROWS_IN_STEPS_OF_4(K_LOOP, ROW)
+        KILN_AVX512_ROWS_IN_STEPS_OF_4(m, K_LOOP, ROW)
     }
 #undef K_LOOP
 #undef ROW
-    KILN_AVX512_STORE_ACCUMULATORS(c, ldc, m, n, tile);
+    kiln_avx512_store_accumulators(l0, h0, l1, h1, l2, h2, l3, h3, l4, h4, l5, h5, l6, h6, l7, h7, l8, h8, l9, h9, l10,
+                                   h10, l11, h11, c, ldc, m, n, tile);
 }

@@ -6,8 +6,7 @@
 #include <string.h>
 
 #include "backends/cpu/kernels/generic/kernels-generic.h"
-
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+#include "core/check.h"
 
 /* floor(a / b) for b > 0 and any sign of a. */
 static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
@@ -23,7 +22,7 @@ void kiln_cpu_f32_im2col__generic(const kiln_cpu_conv_params *p, const float *x,
     if (live < (int64_t)nr) memset(dst, 0, (size_t)(K * nr) * sizeof(float));
     for (int64_t j = 0; j < live;) {
         int64_t oh = (pix0 + j) / p->OW, ow0 = (pix0 + j) % p->OW;
-        int64_t run = min64(live - j, p->OW - ow0);
+        int64_t run = kiln_min_i64(live - j, p->OW - ow0);
         for (int64_t c = 0; c < cin; c++) {
             for (int64_t kh = 0; kh < p->KH; kh++) {
                 int64_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
@@ -38,8 +37,8 @@ void kiln_cpu_f32_im2col__generic(const kiln_cpu_conv_params *p, const float *x,
                     /* Taps t with 0 <= iw0 + t * stride < W. Both bounds stay within the run:
                        past it, d[t] is the next run's cell or, at a panel's last run, the next
                        tap row's first cell, which a left pad wider than the run would zero. */
-                    int64_t lo = iw0 >= 0 ? 0 : min64(run, (-iw0 + p->stride_w - 1) / p->stride_w);
-                    int64_t hi = min64(run, floor_div(p->W - 1 - iw0, p->stride_w) + 1);
+                    int64_t lo = iw0 >= 0 ? 0 : kiln_min_i64(run, (-iw0 + p->stride_w - 1) / p->stride_w);
+                    int64_t hi = kiln_min_i64(run, floor_div(p->W - 1 - iw0, p->stride_w) + 1);
                     if (hi < lo) hi = lo;
                     for (int64_t t = 0; t < lo; t++) d[t] = 0.0f;
                     if (p->stride_w == 1) {
