@@ -36,7 +36,9 @@ static inline vf vact_gelu_tanh(vf x)
 #define VACT_ERF_SMALL_SCALED(k, scale) ((float)((double)vmath_erf_small_c[k] * (scale)))
 static inline vf vact_erf_scaled_small(vf x, vf x2)
 {
-    static const float c[6] = {
+    /* Not static: clang does not take another const array's element as a constant initialiser;
+       gcc folds the six products at compile time either way. */
+    const float c[6] = {
         VACT_ERF_SMALL_SCALED(0, 0.70710678118654752), VACT_ERF_SMALL_SCALED(1, 0.35355339059327376),
         VACT_ERF_SMALL_SCALED(2, 0.17677669529663688), VACT_ERF_SMALL_SCALED(3, 0.08838834764831844),
         VACT_ERF_SMALL_SCALED(4, 0.04419417382415922), VACT_ERF_SMALL_SCALED(5, 0.02209708691207961)};
