@@ -65,7 +65,7 @@ struct kiln_cpu_context {
     /* scratch-group membership (set before publication, then immutable) */
     kiln_backend_group *group;      /* the runtime's group (explicit_group's, or a default one) */
     kiln_cpu_context *owner;        /* default-group member: the owner it holds a reference on */
-    /* sharing (runtime lock) */
+    /* sharing (cache lock) */
     int refs;                       /* delegate handles */
     int member_refs;                /* members of the default group this context owns */
     bool published;                 /* in the cache list */

@@ -1,7 +1,7 @@
 /* context_cache.c — the delegate cache (see context_cache.h).
  *
  * Layer: backends/cpu/rt. The cache is the list of published contexts in the runtime state
- * (rt_state.h). A context's life, with the runtime lock held only at the marked points:
+ * (rt_state.h). A context's life, with the cache lock held only at the marked points:
  *
  *   miss ─► candidate (guard) ─► load ─► bind ─► explicit group ─►[lock: publish or lose]
  *                 │ any failure: guard destroys it          │ lost: destroy it, take the winner
@@ -9,6 +9,9 @@
  *   refs == 0 and member_refs == 0: [lock: owner's group leaves the registry] ─► destroy
  *                                    ─► a member then drops its reference on its owner
  *
+ * Scratch groups are the runtime's (kiln_runtime_services): the owner/member policy is ours,
+ * and the runtime's default-group registry is searched and edited only with the cache lock held,
+ * so a find never returns a group whose owner has started to die.
  * Building a default scratch group allocates its buffer, so that too happens outside the lock:
  * publication that finds neither a winner nor a group for its key unlocks, forms a spare group
  * and tries again (at most once more: the second pass has a spare in hand).
