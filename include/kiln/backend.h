@@ -50,9 +50,17 @@ extern "C" {
  *             A backend that keeps owners alive while members live (the cpu backend does) calls
  *             find and register under a lock of its own, so a find never sees a dying owner.
  *
- * Lock order: a group's lock may be held while calling any other function of this table; a
- * backend's own locks may be held while calling default_find/register/unregister and the
- * counters (they take only the runtime's leaf lock), never while calling lock(). */
+ * Lock order: lock(), join_explicit and leave_explicit take the group's lock, so call them with
+ * none of the backend's own locks held; default_find/register/unregister and the counters take
+ * only the runtime's leaf lock and may be called with a backend lock held. Between lock() and
+ * unlock() a backend may call the other functions of the table, except lock(), join_explicit
+ * and leave_explicit on the same group.
+ *
+ * Ownership: groups from default_new belong to the caller until default_register (then the
+ * backend that registered it frees it, after default_unregister, with default_free); explicit
+ * groups belong to the runtime, a member holds one reference from join_explicit until
+ * leave_explicit. A group's buffer belongs to the group: valid between lock() and unlock() only
+ * (an explicit group's grows, and moves, when a larger member joins). */
 typedef struct kiln_backend_group kiln_backend_group;
 
 typedef struct kiln_runtime_services {
