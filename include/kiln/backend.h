@@ -18,9 +18,73 @@
 extern "C" {
 #endif
 
-#define KILN_BACKEND_ABI_VERSION 2u   /* 2: find_target */
+#define KILN_BACKEND_ABI_VERSION 3u   /* 2: find_target; 3: init_args.runtime (runtime services) */
 #define KILN_BACKEND_REGISTRY_SIZE 16
 #define KILN_BACKEND_NAME_MAX 32
+
+/* ---- Runtime services: what the runtime shares between backends ---------------------------
+ *
+ * Scratch groups and the counters behind kiln_runtime_stats_get belong to the runtime
+ * (src/runtime/scratch_group.c); a backend reaches them only through this table, which init()
+ * receives in kiln_backend_init_args.runtime. The table and every group it hands out live for
+ * the whole process or until released as stated, so a backend may keep the table's address in
+ * state that outlives the handle (a shared context). All functions are thread-safe.
+ *
+ * A scratch group is one buffer shared by its members, which therefore execute one at a time
+ * (DESIGN.md §4 rule 5): lock() waits for the group and returns its buffer, unlock() lets the
+ * next member in. Two kinds:
+ *
+ *   explicit  the module's kiln_scratch_group (init_args.scratch_group). join_explicit takes a
+ *             member reference and grows the buffer (default allocator) to at least `size`;
+ *             leave_explicit drops it. The last member takes the buffer with it (a later member
+ *             grows a new one); the group itself lives while the user, a module or a member holds
+ *             it. The handle's value is a tagged id never reused, so it may serve as a key.
+ *   default   keyed by (class, allocator, size): `class` is any address unique to the backend
+ *             (its vtable), so backends never share a default group by accident. The backend
+ *             decides membership: default_new forms an unregistered group with its buffer (from
+ *             `allocator`), default_register makes it findable with `owner` (the backend's
+ *             cookie of the member that owns it), default_find returns the registered group of a
+ *             key and its owner, default_unregister takes it out of the registry (the next
+ *             default_find of the key misses, so a fresh group forms), default_free frees an
+ *             unregistered group. The registry is weak: it holds no reference and never frees.
+ *             A backend that keeps owners alive while members live (the cpu backend does) calls
+ *             find and register under a lock of its own, so a find never sees a dying owner.
+ *
+ * Lock order: lock(), join_explicit and leave_explicit take the group's lock, so call them with
+ * none of the backend's own locks held; default_find/register/unregister and the counters take
+ * only the runtime's leaf lock and may be called with a backend lock held. Between lock() and
+ * unlock() a backend may call the other functions of the table, except lock(), join_explicit
+ * and leave_explicit on the same group.
+ *
+ * Ownership: groups from default_new belong to the caller until default_register (then the
+ * backend that registered it frees it, after default_unregister, with default_free); explicit
+ * groups belong to the runtime, a member holds one reference from join_explicit until
+ * leave_explicit. A group's buffer belongs to the group: valid between lock() and unlock() only
+ * (an explicit group's grows, and moves, when a larger member joins). */
+typedef struct kiln_backend_group kiln_backend_group;
+
+typedef struct kiln_runtime_services {
+    size_t struct_size;                 /* sizeof(kiln_runtime_services) of the runtime */
+    /* Explicit groups. join_explicit: KILN_OK and *out, or KILN_ERROR_STALE_HANDLE (group released
+       or never created; *out NULL), KILN_ERROR_OUT_OF_MEMORY or KILN_ERROR_LIMIT (size; nothing
+       held then). */
+    kiln_status (*join_explicit)(kiln_scratch_group *group, uint64_t size, kiln_backend_group **out);
+    void (*leave_explicit)(kiln_backend_group *g);
+    /* Default groups. default_new: KILN_OK and *out, KILN_ERROR_LIMIT (size 0 or too large),
+       KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_THREAD; nothing allocated on failure. default_find:
+       the registered group or NULL (then *owner is NULL). */
+    kiln_status (*default_new)(const kiln_allocator *allocator, uint64_t size, kiln_backend_group **out);
+    kiln_backend_group *(*default_find)(const void *cls, const kiln_allocator *allocator, uint64_t size, void **owner);
+    void (*default_register)(kiln_backend_group *g, const void *cls, void *owner);
+    void (*default_unregister)(kiln_backend_group *g);
+    void (*default_free)(kiln_backend_group *g);   /* NULL is a no-op; never a registered group */
+    /* Execution: wait for the group, then its buffer (at least every member's size). */
+    void *(*lock)(kiln_backend_group *g);
+    void (*unlock)(kiln_backend_group *g);
+    /* Stats (kiln_runtime_stats): a backend context was created / destroyed. */
+    void (*context_created)(void);
+    void (*context_destroyed)(void);
+} kiln_runtime_services;
 
 /* What init() gets: the delegate payload and the loading module's environment. */
 typedef struct kiln_backend_init_args {
@@ -40,6 +104,9 @@ typedef struct kiln_backend_init_args {
        context. Never NULL. */
     void (*parallel_for)(void *pool, size_t n, void (*fn)(void *arg, size_t i), void *arg);
     void *pool;
+    /* The runtime's services (scratch groups, stats), never NULL; valid for the whole process.
+       New in ABI version 3. */
+    const kiln_runtime_services *runtime;
 } kiln_backend_init_args;
 
 typedef struct kiln_backend {

@@ -247,7 +247,8 @@ KILN_API kiln_status kiln_method_context_id(const kiln_method *method, size_t in
 KILN_API kiln_status kiln_scratch_group_create(kiln_scratch_group **out);
 KILN_API void        kiln_scratch_group_release(kiln_scratch_group *group);
 
-/* Process-wide counters of the compiled backend, for users debugging memory and for tests. */
+/* Process-wide counters of every backend's contexts and scratch groups (kept by the runtime;
+   backends report through kiln_runtime_services), for users debugging memory and for tests. */
 typedef struct kiln_runtime_stats {
     size_t   struct_size;               /* set by the caller to sizeof(kiln_runtime_stats) */
     uint64_t live_contexts;

@@ -290,7 +290,8 @@ static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, 
             kiln_backend_init_args args = {sizeof args, kiln_view_segment_data(v, f->segment), v->segments[f->segment].size,
                                            module->allocator, module->scratch_group, module->target,
                                            module->num_threads, s->name, why, sizeof why,
-                                           kiln_threadpool_parallel_for, module->pool};
+                                           kiln_threadpool_parallel_for, module->pool,
+                                           kiln_runtime_services_get()};
             kiln_status st = in->backend->init(in->backend->user, &args, &in->delegate);
             if (st != KILN_OK) {
                 why[sizeof why - 1] = '\0'; /* a backend's message is not trusted to be terminated */

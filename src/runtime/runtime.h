@@ -126,12 +126,14 @@ struct kiln_method_state {
     pthread_mutex_t exec_lock;  /* serialises set_input / execute / get_output */
 };
 
-/* Explicit scratch groups are objects of the compiled backend, which defines these two
-   (src/backends/cpu/rt/scratch_group.c; the runtime never looks inside a group). A module holds
-   one reference on its group for its whole life, so loads after the user released the group
-   still find it. retain: KILN_OK or KILN_ERROR_STALE_HANDLE (released or never created). */
+/* scratch_group.c: the runtime's scratch groups and counters (kiln_runtime_services in
+   kiln/backend.h). A module holds one reference on its explicit group for its whole life, so
+   loads after the user released the group still find it. retain: KILN_OK or
+   KILN_ERROR_STALE_HANDLE (released or never created). */
 kiln_status kiln_scratch_group_retain(kiln_scratch_group *group);
 void kiln_scratch_group_unref(kiln_scratch_group *group);
+/* The services table handed to every backend's init(); static, never NULL. */
+const kiln_runtime_services *kiln_runtime_services_get(void);
 
 /* program.c */
 void kiln_program_retain(kiln_program_obj *p);

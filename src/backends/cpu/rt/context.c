@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "backends/cpu/rt/context.h"
-#include "backends/cpu/rt/scratch_group.h"
 #include "backends/cpu/targets.h"
 #include "core/alloc.h"
 #include "core/check.h"
@@ -24,11 +23,9 @@ kiln_status kiln_cpu_context_new(const kiln_cpu_key *key, kiln_cpu_context **out
     c->allocator = key->allocator;
     c->payload = key->payload;
     c->payload_size = key->payload_size;
-    c->group_id = key->group_id;
-    kiln_cpu_rt *rt = kiln_cpu_rt_lock();
-    rt->contexts_created++;
-    rt->live_contexts++;
-    kiln_cpu_rt_unlock(rt);
+    c->explicit_group = key->group;
+    c->rt = key->rt;
+    c->rt->context_created();
     if (key->target) {
         c->target = kiln_strdup(key->allocator, key->target);
         if (!c->target) {
@@ -162,31 +159,29 @@ kiln_status kiln_cpu_context_bind(kiln_cpu_context *c)
 
 kiln_status kiln_cpu_context_join_explicit(kiln_cpu_context *c)
 {
-    if (!c->group_id || !c->group_size) return KILN_OK;
-    return kiln_cpu_group_join_explicit(c->group_id, c->group_size, &c->group);
+    if (!c->explicit_group || !c->group_size) return KILN_OK;
+    return c->rt->join_explicit(c->explicit_group, c->group_size, &c->group);
 }
 
 void kiln_cpu_context_destroy(kiln_cpu_context *c)
 {
     if (!c) return;
     const kiln_allocator *a = c->allocator;
-    if (c->group && c->group->is_explicit) kiln_cpu_group_leave_explicit(c->group);
-    else if (c->group && !c->owner) kiln_cpu_group_free(c->group); /* the owner's group, already unregistered */
+    const kiln_runtime_services *rt = c->rt;
+    if (c->group && c->explicit_group) rt->leave_explicit(c->group);
+    else if (c->group && !c->owner) rt->default_free(c->group); /* the owner's group, already unregistered */
     for (uint32_t i = 0; c->graphs && i < c->record->n_graphs; i++) kiln_free(a, c->graphs[i].tensors);
     kiln_free(a, c->graphs);
     kiln_ctxbin_close(&c->bin); /* after the graphs: c->record points into the copy */
     kiln_free(a, c->target);
     c->magic = 0;
     kiln_free(a, c);
-    kiln_cpu_rt *rt = kiln_cpu_rt_lock();
-    rt->contexts_destroyed++;
-    rt->live_contexts--;
-    kiln_cpu_rt_unlock(rt);
+    rt->context_destroyed();
 }
 
 bool kiln_cpu_context_matches(const kiln_cpu_context *c, const kiln_cpu_key *key)
 {
     bool same_target = c->target ? key->target && strcmp(c->target, key->target) == 0 : !key->target;
     return c->signature == key->signature && c->allocator == key->allocator && c->payload == key->payload &&
-           c->payload_size == key->payload_size && c->group_id == key->group_id && same_target;
+           c->payload_size == key->payload_size && c->explicit_group == key->group && same_target;
 }

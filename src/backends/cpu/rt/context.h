@@ -21,6 +21,7 @@
 #include "backends/cpu/kernels/cpu_kernels.h"
 #include "backends/cpu/rt/ctxbin_reader.h"
 #include "backends/cpu/rt/rt_state.h"
+#include "kiln/backend.h"
 #include "kiln/kiln.h"
 
 #define KILN_CPU_CONTEXT_MAGIC 0x58544E43u /* "CNTX" */
@@ -34,7 +35,8 @@ typedef struct kiln_cpu_key {
     const void *payload;
     size_t payload_size;
     const char *target;             /* forced record name, or NULL for the best one */
-    uint64_t group_id;              /* explicit scratch group, 0 for default grouping */
+    kiln_scratch_group *group;      /* explicit scratch group (a tagged id never reused), NULL: default */
+    const kiln_runtime_services *rt;/* the runtime's scratch groups and counters (not part of the match) */
 } kiln_cpu_key;
 
 typedef struct kiln_cpu_graph {
@@ -52,7 +54,8 @@ struct kiln_cpu_context {
     const void *payload;
     size_t payload_size;
     char *target;                   /* forced record name (a copy), NULL for the best one */
-    uint64_t group_id;
+    kiln_scratch_group *explicit_group;
+    const kiln_runtime_services *rt;
     /* contents (immutable once loaded) */
     kiln_ctxbin bin;
     const kiln_ctx_record *record;
@@ -60,9 +63,9 @@ struct kiln_cpu_context {
     kiln_cpu_graph *graphs;         /* (record->n_graphs) */
     uint64_t group_size;            /* scratch this context needs from its group; 0: no group */
     /* scratch-group membership (set before publication, then immutable) */
-    kiln_cpu_group *group;
+    kiln_backend_group *group;      /* the runtime's group (explicit_group's, or a default one) */
     kiln_cpu_context *owner;        /* default-group member: the owner it holds a reference on */
-    /* sharing (runtime lock) */
+    /* sharing (cache lock) */
     int refs;                       /* delegate handles */
     int member_refs;                /* members of the default group this context owns */
     bool published;                 /* in the cache list */

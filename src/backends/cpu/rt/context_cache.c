@@ -1,7 +1,7 @@
 /* context_cache.c — the delegate cache (see context_cache.h).
  *
  * Layer: backends/cpu/rt. The cache is the list of published contexts in the runtime state
- * (rt_state.h). A context's life, with the runtime lock held only at the marked points:
+ * (rt_state.h). A context's life, with the cache lock held only at the marked points:
  *
  *   miss ─► candidate (guard) ─► load ─► bind ─► explicit group ─►[lock: publish or lose]
  *                 │ any failure: guard destroys it          │ lost: destroy it, take the winner
@@ -9,14 +9,21 @@
  *   refs == 0 and member_refs == 0: [lock: owner's group leaves the registry] ─► destroy
  *                                    ─► a member then drops its reference on its owner
  *
+ * Scratch groups are the runtime's (kiln_runtime_services): the owner/member policy is ours,
+ * and the runtime's default-group registry is searched and edited only with the cache lock held,
+ * so a find never returns a group whose owner has started to die.
  * Building a default scratch group allocates its buffer, so that too happens outside the lock:
  * publication that finds neither a winner nor a group for its key unlocks, forms a spare group
  * and tries again (at most once more: the second pass has a spare in hand).
  */
 #include "backends/cpu/rt/context_cache.h"
 
-#include "backends/cpu/rt/scratch_group.h"
 #include "core/check.h"
+
+/* The cpu backend's class among the runtime's default groups: its groups' owners are cpu
+   contexts, so only cpu contexts may find them. */
+static const char group_class_tag;
+#define GROUP_CLASS ((const void *)&group_class_tag)
 
 static kiln_cpu_context *find(kiln_cpu_rt *rt, const kiln_cpu_key *key)
 {
@@ -66,49 +73,49 @@ static kiln_cpu_context *guard_hand_over(candidate_guard *g)
 
 /* Under the lock: make c a member of the live default group for its key, or the owner of
    `*spare`. false when there is neither (the caller forms a spare outside the lock). */
-static bool join_default_locked(kiln_cpu_rt *rt, kiln_cpu_context *c, kiln_cpu_group **spare)
+static bool join_default_locked(kiln_cpu_context *c, kiln_backend_group **spare)
 {
-    if (!c->group_size || c->group_id) return true; /* no scratch, or an explicit group */
-    kiln_cpu_group *g = kiln_cpu_group_find_default(rt, c->allocator, c->group_size);
+    if (!c->group_size || c->explicit_group) return true; /* no scratch, or an explicit group */
+    void *owner;
+    kiln_backend_group *g = c->rt->default_find(GROUP_CLASS, c->allocator, c->group_size, &owner);
     if (g) {
         c->group = g;
-        c->owner = g->owner;
-        g->owner->member_refs++;
+        c->owner = owner;
+        c->owner->member_refs++;
         return true;
     }
     if (!*spare) return false;
     g = *spare;
     *spare = NULL;
-    g->owner = c;
     c->group = g;
-    kiln_cpu_group_register(rt, g);
+    c->rt->default_register(g, GROUP_CLASS, c);
     return true;
 }
 
 static kiln_status publish(candidate_guard *guard, const kiln_cpu_key *key, kiln_cpu_context **out)
 {
     kiln_cpu_context *c = guard->candidate;
-    kiln_cpu_group *spare = NULL;
+    kiln_backend_group *spare = NULL;
     for (;;) {
         kiln_cpu_rt *rt = kiln_cpu_rt_lock();
         kiln_cpu_context *winner = find(rt, key);
         if (winner) {
             winner->refs++;
             kiln_cpu_rt_unlock(rt);
-            kiln_cpu_group_free(spare);
+            c->rt->default_free(spare);
             guard_fail(guard, KILN_OK); /* first published wins: the loser's candidate goes */
             *out = winner;
             return KILN_OK;
         }
-        if (join_default_locked(rt, c, &spare)) {
+        if (join_default_locked(c, &spare)) {
             publish_locked(rt, c);
             kiln_cpu_rt_unlock(rt);
-            kiln_cpu_group_free(spare); /* a group for the key appeared while we formed ours */
+            c->rt->default_free(spare); /* a group for the key appeared while we formed ours */
             *out = guard_hand_over(guard);
             return KILN_OK;
         }
         kiln_cpu_rt_unlock(rt);
-        kiln_status st = kiln_cpu_group_create_default(c->allocator, c->group_size, &spare);
+        kiln_status st = c->rt->default_new(c->allocator, c->group_size, &spare);
         if (st != KILN_OK) return guard_fail(guard, st);
     }
 }
@@ -142,7 +149,7 @@ static bool unref_locked(kiln_cpu_rt *rt, kiln_cpu_context *c, bool member)
     else c->refs--;
     if (c->refs == 0 && c->published) unpublish_locked(rt, c);
     if (c->refs > 0 || c->member_refs > 0) return false;
-    if (c->group && !c->group->is_explicit && !c->owner) kiln_cpu_group_unregister(rt, c->group);
+    if (c->group && !c->explicit_group && !c->owner) c->rt->default_unregister(c->group);
     return true;
 }
 

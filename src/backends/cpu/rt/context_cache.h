@@ -1,8 +1,8 @@
 /* context_cache.h — the delegate cache: one live context per key, shared by reference.
  *
  * Layer: backends/cpu/rt. DESIGN.md §4 rules 1-5: lookup, insertion, reference changes and
- * removal happen under the runtime lock; a miss builds a candidate outside it, owned by a guard
- * that destroys it on any failure; publication is first-published-wins (a loser destroys its
+ * removal happen under the cache lock (rt_state.h); a miss builds a candidate outside it, owned
+ * by a guard that destroys it on any failure; publication is first-published-wins (a loser destroys its
  * candidate and takes the winner); the last release removes the context and destroys it
  * completely. Default scratch groups are joined or formed at publication, under the same lock,
  * so only published contexts ever own or join one.

@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "backends/cpu/rt/context.h"
-#include "backends/cpu/rt/scratch_group.h"
 #include "core/check.h"
 
 static kiln_status check_io(const kiln_tensor *t, const kiln_tensor *spec)
@@ -93,10 +92,10 @@ kiln_status kiln_cpu_context_execute(kiln_cpu_context *c, uint32_t graph, const 
     for (size_t i = 0; i < n_in; i++) KILN_TRY(check_io(in[i], &gr->tensors[i]));
     for (size_t j = 0; j < n_out; j++) KILN_TRY(check_io(out[j], &gr->tensors[n_in + j]));
     graph_call call = {gr, kiln_ctxbin_tensors(&c->bin, g), in, out, NULL, threads ? threads : &one_thread};
-    if (c->group) call.scratch = kiln_cpu_group_lock(c->group);
+    if (c->group) call.scratch = c->rt->lock(c->group);
     kiln_status st = KILN_OK;
     for (uint32_t k = 0; k < g->n_steps && st == KILN_OK; k++) st = run_step(c->kernels, &call, &gr->steps[k]);
-    if (c->group) kiln_cpu_group_unlock(c->group);
+    if (c->group) c->rt->unlock(c->group);
     return st;
 }
 

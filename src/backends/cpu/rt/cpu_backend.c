@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "backends/cpu/rt/context_cache.h"
-#include "backends/cpu/rt/scratch_group.h"
 #include "backends/cpu/targets.h"
 #include "core/alloc.h"
 #include "core/check.h"
@@ -56,11 +55,8 @@ static kiln_status key_from_args(const kiln_backend_init_args *args, kiln_cpu_ke
     key->payload = args->payload;
     key->payload_size = args->payload_size;
     key->target = args->target;
-    key->group_id = 0;
-    if (args->scratch_group) {
-        key->group_id = kiln_cpu_group_handle_id(args->scratch_group);
-        KILN_CHECK(key->group_id, KILN_ERROR_STALE_HANDLE);
-    }
+    key->group = args->scratch_group;
+    key->rt = args->runtime;
     return KILN_OK;
 }
 
@@ -89,6 +85,7 @@ static kiln_status cpu_init(void *user, const kiln_backend_init_args *args, void
     KILN_CHECK(handle_out, KILN_ERROR_INVALID_ARGUMENT);
     *handle_out = NULL;
     KILN_CHECK(args && args->struct_size >= sizeof *args && args->allocator, KILN_ERROR_INVALID_ARGUMENT);
+    KILN_CHECK(args->runtime && args->runtime->struct_size >= sizeof *args->runtime, KILN_ERROR_INVALID_ARGUMENT);
     char *message = args->message;
     size_t message_size = message ? args->message_size : 0;
     if (message_size) message[0] = '\0';
