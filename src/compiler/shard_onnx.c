@@ -125,7 +125,7 @@ static kiln_status pack(const Onnx__ModelProto *model, const kiln_allocator *a, 
     KILN_CHECK(bytes, KILN_ERROR_OUT_OF_MEMORY);
     if (onnx__model_proto__pack(model, bytes) != size) { /* cannot happen: protobuf-c sized it */
         kiln_free(a, bytes);
-        return KILN_ERROR_MODEL;
+        return KILN_ERROR_INTERNAL;
     }
     *out = bytes;
     *out_size = size;

@@ -253,7 +253,7 @@ kiln_status kiln_shard_plan_make(kiln_ir_graph *g, size_t n_shards, kiln_shard_p
     cuts[n_shards] = an.n;
     for (size_t k = 1; k < n_shards; k++) {
         cuts[k] = pick_cut(&an, cuts[k - 1], k, n_shards, by_weight);
-        if (KILN_NEVER(cuts[k] == 0)) return KILN_ERROR_COMPILE_SPEC; /* count_allowed guarantees a place */
+        if (KILN_NEVER(cuts[k] == 0)) return KILN_ERROR_INTERNAL; /* count_allowed guarantees a place */
     }
     return build_plan(&an, cuts, n_shards, out);
 }

@@ -119,7 +119,7 @@ kiln_status kiln_cpu_context_load(kiln_cpu_context *c, char *message, size_t mes
     KILN_TRY(kiln_ctxbin_open(&c->bin, c->payload, c->payload_size, c->allocator, message, message_size));
     KILN_TRY(kiln_cpu_select_record(&c->bin, c->target, &c->record, message, message_size));
     const kiln_cpu_target *t = kiln_cpu_target_find(kiln_ctxbin_string(&c->bin, c->record->target));
-    if (KILN_NEVER(!t)) return KILN_ERROR_NO_RUNNABLE_TARGET;
+    if (KILN_NEVER(!t)) return KILN_ERROR_INTERNAL; /* selection returned a record */
     c->kernels = t->kernels;
     KILN_TRY(check_kernels(c, message, message_size));
     uint64_t need = 0;
