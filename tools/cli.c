@@ -99,22 +99,7 @@ const char *cli_esc(char buf[KILN_ESCAPED_NAME_SIZE], const char *s)
 
 void cli_json_string(const char *s)
 {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20 || c == 0x7f) printf("\\u%04x", c);
-        else putchar(c);
-    }
-    putchar('"');
-}
-
-void cli_format_shape(const kiln_tensor *t, char *buf, size_t size)
-{
-    size_t n = (size_t)snprintf(buf, size, "%s [", kiln_dtype_name(t->dtype));
-    for (uint32_t d = 0; d < t->rank && n < size; d++)
-        n += (size_t)snprintf(buf + n, size - n, d ? ",%lld" : "%lld", (long long)t->shape[d]);
-    if (n < size) snprintf(buf + n, size - n, "]");
+    kiln_json_string(stdout, s);
 }
 
 double cli_now(void)

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "core/text_escape.h"
+#include "core/text_format.h"
 #include "kiln/compiler.h"
 #include "kiln/kiln.h"
 
@@ -41,10 +42,9 @@ int cli_load_tensor(const char *path, kiln_tensor *out);
 /* A printable copy of a string from a file or the command line, for messages and text output
    (kiln_text_escape; long strings are cut). Returns buf. */
 const char *cli_esc(char buf[KILN_ESCAPED_NAME_SIZE], const char *s);
-/* s as a JSON string literal on stdout (quotes, backslashes, control characters and DEL escaped). */
+/* s as a JSON string literal on stdout (kiln_json_string, core/text_format.h: the quoting the
+   backends' descriptions use too). Shapes print with kiln_format_shape. */
 void cli_json_string(const char *s);
-/* Print a one-line description "f32 [1,3,224,224]" into buf. */
-void cli_format_shape(const kiln_tensor *t, char *buf, size_t size);
 /* Monotonic clock in seconds. */
 double cli_now(void);
 /* Sort n doubles ascending (timings, before taking min and median). */

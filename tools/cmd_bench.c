@@ -197,7 +197,7 @@ static int bind_inputs(kiln_method *method, const input_set *in)
         kiln_status st = kiln_method_set_input(method, i, &in->t[i]);
         if (st != KILN_OK) {
             char have[160];
-            cli_format_shape(&in->t[i], have, sizeof have);
+            kiln_format_shape(&in->t[i], have, sizeof have);
             char shown[KILN_ESCAPED_NAME_SIZE];
             cli_error("input %zu '%s' (%s): %s", i, cli_esc(shown, kiln_method_input_name(method, i)), have,
                       kiln_status_str(st));

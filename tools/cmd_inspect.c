@@ -1,10 +1,11 @@
 /* cmd_inspect.c — `kiln inspect`: what a program file holds (methods, I/O, ops, memory plan,
- * segments, delegate calls) and, for each context binary of the `cpu` backend, its signature
- * (checked against the contents), compile spec, records, graphs, weight and scratch sizes — as
- * text or --json. Reads the program through the validating format reader and each context
- * binary through the runtime's metadata query (backends/cpu/rt/ctxbin_describe.h: its own
- * validating reader, without binding weights, choosing kernels or touching the delegate cache),
- * so what inspect calls valid is exactly what a module would load. Names from the file are
+ * segments, delegate calls) and what each delegate payload (context binary) holds — for the
+ * `cpu` backend its signature (checked against the contents), compile spec, records, graphs,
+ * weight and scratch sizes — as text or --json. Reads the program through the validating
+ * format reader and prints each payload through the compile-time backend its DELEGATE names
+ * (compiler_backend.h: check, then describe; a backend validates its payload as loading does),
+ * so what inspect calls valid is exactly what a module would load; a payload whose backend has
+ * no describe is shown by its size. Names from the file are
  * printed escaped (cli_esc), so a newline or terminal escape in one cannot forge output lines.
  * The exit status is 4 when a context binary is invalid or a signature or hash does not match
  * (program_file.h says what is checked), after the whole description is printed. */
@@ -12,11 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cpu/rt/ctxbin_describe.h"
-#include "backends/cpu/rt/ctxbin_reader.h"
 #include "cli.h"
-#include "core/alloc.h"
-#include "core/cpu_features.h"
+#include "compiler/compiler_backend.h"
 #include "format/program_reader.h"
 #include "program_file.h"
 
@@ -49,7 +47,7 @@ static void value_shape(const kiln_program_view *v, const kiln_fmt_value *val, c
         return;
     }
     for (uint32_t d = 0; d < val->rank; d++) t.shape[d] = v->i64[val->shape + d];
-    cli_format_shape(&t, buf, size);
+    kiln_format_shape(&t, buf, size);
 }
 
 typedef struct op_count {
@@ -101,241 +99,13 @@ static uint64_t const_bytes(const kiln_program_view *v)
     return total;
 }
 
-/* ---- context binaries: the payloads of the cpu backend's DELEGATE instructions ---------- */
-
-static uint64_t weight_bytes(const kiln_ctxbin *b)
+/* One delegate payload, printed by its compile-time backend (kiln_payload_print). */
+static void print_ctx(const cli_program_file *f, const cli_ctx_entry *e, kiln_describe_format format)
 {
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < b->header->n_blocks; i++) total += b->blocks[i].size;
-    return total;
-}
-
-/* ---- what each record costs ------------------------------------------------------------------
- * A record's bytes are its own tables (record entry, graph table, tensors, steps, target name)
- * plus every weight block its graphs use, each counted once with its table entry and its 64-byte
- * alignment. Of those, `shared` are the bytes of blocks another record uses too. `added` is what
- * the record cost the binary on top of the records listed before it: its tables and the blocks no
- * earlier record uses; its percentage is relative to the binary those earlier records make
- * alone (file size minus what this record and the later ones added). The header, graph names
- * and padding are common to all. */
-
-typedef struct record_size {
-    uint64_t bytes, shared, added;
-    double added_percent;           /* < 0 for the first record: nothing before it */
-} record_size;
-
-static uint64_t block_cost(const kiln_ctxbin *b, uint32_t block)
-{
-    return ((b->blocks[block].size + 63) & ~(uint64_t)63) + sizeof(kiln_ctx_block);
-}
-
-static uint64_t record_table_bytes(const kiln_ctxbin *b, const kiln_ctx_record *r)
-{
-    uint64_t bytes = sizeof(kiln_ctx_record) + (uint64_t)r->n_graphs * sizeof(kiln_ctx_graph) +
-                     strlen(kiln_ctxbin_string(b, r->target)) + 1;
-    const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, r);
-    for (uint32_t g = 0; g < r->n_graphs; g++)
-        bytes += (uint64_t)graphs[g].n_tensors * sizeof(kiln_ctx_tensor) + (uint64_t)graphs[g].n_steps * sizeof(kiln_ctx_step);
-    return bytes;
-}
-
-/* users[block]: bit r set when record r references the block (the reader allows 64 records). */
-static void mark_block_users(const kiln_ctxbin *b, uint64_t *users)
-{
-    for (uint32_t r = 0; r < b->header->n_records; r++) {
-        const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, &b->records[r]);
-        for (uint32_t g = 0; g < b->records[r].n_graphs; g++) {
-            const kiln_ctx_tensor *t = kiln_ctxbin_tensors(b, &graphs[g]);
-            for (uint32_t i = 0; i < graphs[g].n_tensors; i++)
-                if (t[i].kind == KILN_CTX_TENSOR_WEIGHT) users[t[i].block] |= (uint64_t)1 << r;
-        }
-    }
-}
-
-/* sizes[n_records]; false when out of memory. */
-static bool record_sizes(const kiln_ctxbin *b, uint64_t file_size, record_size *sizes)
-{
-    uint32_t n_records = b->header->n_records, n_blocks = b->header->n_blocks;
-    uint64_t *users = kiln_alloc_zero(kiln_allocator_default(), ((size_t)n_blocks + 1) * sizeof *users, 8);
-    if (!users) return false;
-    mark_block_users(b, users);
-    uint64_t added_total = 0;
-    for (uint32_t r = 0; r < n_records; r++) {
-        uint64_t self = (uint64_t)1 << r, earlier = self - 1;
-        record_size *s = &sizes[r];
-        s->bytes = s->added = record_table_bytes(b, &b->records[r]);
-        s->shared = 0;
-        for (uint32_t k = 0; k < n_blocks; k++) {
-            if (!(users[k] & self)) continue;
-            uint64_t cost = block_cost(b, k);
-            s->bytes += cost;
-            if (users[k] & ~self) s->shared += cost;
-            if (!(users[k] & earlier)) s->added += cost;
-        }
-        added_total += s->added;
-    }
-    uint64_t later = added_total; /* what records r, r+1, ... added */
-    for (uint32_t r = 0; r < n_records; r++) {
-        uint64_t before = file_size > later ? file_size - later : 0;
-        sizes[r].added_percent = r == 0 || before == 0 ? -1.0 : 100.0 * (double)sizes[r].added / (double)before;
-        later -= sizes[r].added;
-    }
-    kiln_free(kiln_allocator_default(), users);
-    return true;
-}
-
-static void print_record_size_text(const record_size *s)
-{
-    printf("      size: %llu bytes, %llu shared with other records; ", (unsigned long long)s->bytes,
-           (unsigned long long)s->shared);
-    if (s->added_percent < 0) printf("first record: %llu bytes of the binary\n", (unsigned long long)s->added);
-    else printf("this target added %llu bytes (+%.2f%%)\n", (unsigned long long)s->added, s->added_percent);
-}
-
-static void print_record_size_json(const record_size *s)
-{
-    printf(", \"bytes\": %llu, \"shared_bytes\": %llu, \"added_bytes\": %llu, \"added_percent\": ",
-           (unsigned long long)s->bytes, (unsigned long long)s->shared, (unsigned long long)s->added);
-    if (s->added_percent < 0) printf("null");
-    else printf("%.4f", s->added_percent);
-}
-
-/* "gemm 2, unary 3" (text) or "\"gemm\": 2, \"unary\": 3" (json) */
-static void step_histogram(const kiln_ctxbin *b, const kiln_ctx_graph *g, bool json)
-{
-    size_t counts[KILN_CPU_OP_COUNT] = {0};
-    const kiln_ctx_step *steps = kiln_ctxbin_steps(b, g);
-    for (uint32_t k = 0; k < g->n_steps; k++) counts[steps[k].op]++;
-    bool first = true;
-    for (uint32_t op = 1; op < KILN_CPU_OP_COUNT; op++) {
-        if (!counts[op]) continue;
-        if (json) printf("%s\"%s\": %zu", first ? "" : ", ", kiln_ctxbin_op_name(op), counts[op]);
-        else printf("%s%s %zu", first ? "" : ", ", kiln_ctxbin_op_name(op), counts[op]);
-        first = false;
-    }
-}
-
-static void graph_io(const kiln_cpu_graph_desc *g, bool inputs, bool json)
-{
-    const kiln_tensor *t = inputs ? g->inputs : g->outputs;
-    uint32_t n = inputs ? g->n_inputs : g->n_outputs;
-    for (uint32_t i = 0; i < n; i++) {
-        char shape[160];
-        cli_format_shape(&t[i], shape, sizeof shape);
-        if (json) {
-            printf("%s", i ? ", " : "");
-            cli_json_string(shape);
-        } else {
-            printf("%s%s", i ? ", " : "", shape);
-        }
-    }
-}
-
-static void print_ctx_text(const cli_ctx_entry *e, uint64_t size)
-{
-    printf("  context binary in segment %u: %llu bytes, %zu delegate call%s\n", e->segment, (unsigned long long)size,
-           e->uses, e->uses == 1 ? "" : "s");
-    if (e->status != KILN_OK) {
-        char why[sizeof e->error];
-        printf("    INVALID (%s): %s\n", kiln_status_name(e->status), kiln_text_escape(why, sizeof why, e->error, (size_t)-1));
-        return;
-    }
-    const kiln_ctxbin *b = &e->bin;
-    const kiln_ctx_header *h = b->header;
-    if (e->signature_ok)
-        printf("    signature %016llx (matches the contents)\n", (unsigned long long)h->signature);
-    else
-        printf("    signature %016llx (DOES NOT MATCH the contents, which hash to %016llx)\n",
-               (unsigned long long)h->signature, (unsigned long long)e->signature_computed);
-    if (e->bad_block != CLI_NO_BLOCK) printf("    weight block %u DOES NOT MATCH its hash\n", e->bad_block);
-    printf("    spec: precision %s%s%s%s, scratch group %llu bytes%s\n", h->precision ? "bf16" : "f32",
-           h->spec_flags & KILN_CTX_SPEC_WEIGHT_SHARING ? ", weight sharing" : "", h->spec_flags & KILN_CTX_SPEC_SLC ? ", slc" : "",
-           h->spec_flags & KILN_CTX_SPEC_NO_STRASSEN ? ", no strassen" : "",
-           (unsigned long long)h->group_scratch_size, h->group_scratch_size ? "" : " (the graphs' own need)");
-    printf("    weights: %u block%s, %llu bytes\n", h->n_blocks, h->n_blocks == 1 ? "" : "s",
-           (unsigned long long)weight_bytes(b));
-    printf("    scratch need: %llu bytes (largest graph of any record)%s\n", (unsigned long long)e->desc.scratch_need,
-           e->desc.group_fits ? "" : "; the group size is SMALLER: records that need more will not load");
-    record_size sizes[64];
-    bool sized = h->n_records <= 64 && record_sizes(b, size, sizes);
-    for (uint32_t r = 0; r < h->n_records; r++) {
-        const kiln_ctx_record *rec = &b->records[r];
-        char features[256], target[KILN_ESCAPED_NAME_SIZE];
-        kiln_cpu_features_format(rec->features, features, sizeof features);
-        printf("    record '%s': needs [%s], tile %ux%u, caches L1 %lluK L2 %lluK L3 %lluK\n",
-               cli_esc(target, kiln_ctxbin_string(b, rec->target)), features, rec->gemm_mr, rec->gemm_nr,
-               (unsigned long long)rec->l1_size >> 10, (unsigned long long)rec->l2_size >> 10,
-               (unsigned long long)rec->l3_size >> 10);
-        if (sized) print_record_size_text(&sizes[r]);
-        const kiln_cpu_record_desc *rd = &e->desc.records[r];
-        for (uint32_t g = 0; g < rd->n_graphs; g++) {
-            const kiln_cpu_graph_desc *gd = &rd->graphs[g];
-            char name[KILN_ESCAPED_NAME_SIZE];
-            printf("      graph '%s': %u steps (", cli_esc(name, gd->name), gd->n_steps);
-            step_histogram(b, gd->fmt, false);
-            printf("), inputs ");
-            graph_io(gd, true, false);
-            printf(", outputs ");
-            graph_io(gd, false, false);
-            printf(", scratch %llu bytes (workspace %llu)\n", (unsigned long long)gd->scratch_size,
-                   (unsigned long long)gd->workspace_size);
-        }
-    }
-}
-
-static void print_ctx_json(const cli_ctx_entry *e, uint64_t size)
-{
-    printf("{\"segment\": %u, \"size\": %llu, \"delegate_calls\": %zu, \"valid\": %s", e->segment,
-           (unsigned long long)size, e->uses, e->status == KILN_OK ? "true" : "false");
-    if (e->status != KILN_OK) {
-        printf(", \"error\": ");
-        cli_json_string(e->error);
-        printf("}");
-        return;
-    }
-    const kiln_ctxbin *b = &e->bin;
-    const kiln_ctx_header *h = b->header;
-    record_size sizes[64];
-    bool sized = h->n_records <= 64 && record_sizes(b, size, sizes);
-    printf(", \"signature\": \"%016llx\", \"signature_ok\": %s, \"weight_blocks_ok\": %s, \"precision\": \"%s\", \"weight_sharing\": %s, "
-           "\"slc\": %s, \"no_strassen\": %s, \"group_scratch_size\": %llu, \"scratch_need\": %llu, \"group_fits\": %s, \"weight_blocks\": %u, "
-           "\"weight_bytes\": %llu, \"records\": [",
-           (unsigned long long)h->signature, e->signature_ok ? "true" : "false",
-           e->bad_block == CLI_NO_BLOCK ? "true" : "false", h->precision ? "bf16" : "f32",
-           h->spec_flags & KILN_CTX_SPEC_WEIGHT_SHARING ? "true" : "false", h->spec_flags & KILN_CTX_SPEC_SLC ? "true" : "false",
-           h->spec_flags & KILN_CTX_SPEC_NO_STRASSEN ? "true" : "false",
-           (unsigned long long)h->group_scratch_size, (unsigned long long)e->desc.scratch_need,
-           e->desc.group_fits ? "true" : "false", h->n_blocks, (unsigned long long)weight_bytes(b));
-    for (uint32_t r = 0; r < h->n_records; r++) {
-        const kiln_ctx_record *rec = &b->records[r];
-        char features[256];
-        kiln_cpu_features_format(rec->features, features, sizeof features);
-        printf("%s{\"target\": ", r ? ", " : "");
-        cli_json_string(kiln_ctxbin_string(b, rec->target));
-        printf(", \"features\": ");
-        cli_json_string(features);
-        printf(", \"gemm_mr\": %u, \"gemm_nr\": %u, \"l1_size\": %llu, \"l2_size\": %llu, \"l3_size\": %llu",
-               rec->gemm_mr, rec->gemm_nr, (unsigned long long)rec->l1_size, (unsigned long long)rec->l2_size,
-               (unsigned long long)rec->l3_size);
-        if (sized) print_record_size_json(&sizes[r]);
-        printf(", \"graphs\": [");
-        const kiln_cpu_record_desc *rd = &e->desc.records[r];
-        for (uint32_t g = 0; g < rd->n_graphs; g++) {
-            const kiln_cpu_graph_desc *gd = &rd->graphs[g];
-            printf("%s{\"name\": ", g ? ", " : "");
-            cli_json_string(gd->name);
-            printf(", \"steps\": %u, \"ops\": {", gd->n_steps);
-            step_histogram(b, gd->fmt, true);
-            printf("}, \"inputs\": [");
-            graph_io(gd, true, true);
-            printf("], \"outputs\": [");
-            graph_io(gd, false, true);
-            printf("], \"scratch_size\": %llu, \"workspace_size\": %llu}", (unsigned long long)gd->scratch_size,
-                   (unsigned long long)gd->workspace_size);
-        }
-        printf("]}");
-    }
-    printf("]}");
+    const void *payload = kiln_view_segment_data(&f->view, e->segment);
+    size_t size = (size_t)f->view.segments[e->segment].size;
+    kiln_status st = kiln_payload_print(e->backend, e->op, payload, size, e->segment, e->uses, &e->check, format, stdout);
+    if (st != KILN_OK) cli_error("inspect: context binary in segment %u: cannot describe it: %s", e->segment, kiln_status_str(st));
 }
 
 /* The delegate calls of a method: "    delegate 0: instruction 3, backend 'cpu', segment 2". */
@@ -358,8 +128,9 @@ static void print_delegates(const kiln_program_view *v, const kiln_fmt_method *m
     }
 }
 
-static void print_text(const kiln_program_view *v, const char *path, const cli_ctx_entry *ctx, size_t n_ctx)
+static void print_text(const cli_program_file *f, const char *path)
 {
+    const kiln_program_view *v = &f->view;
     char name[KILN_ESCAPED_NAME_SIZE];
     printf("program %s\n", cli_esc(name, path));
     printf("  format version %u, %llu bytes, %llu segments (%llu bytes of constants, each stored once)\n",
@@ -378,11 +149,12 @@ static void print_text(const kiln_program_view *v, const char *path, const cli_c
         printf("\n");
         print_delegates(v, m, false);
     }
-    for (size_t i = 0; i < n_ctx; i++) print_ctx_text(&ctx[i], v->segments[ctx[i].segment].size);
+    for (size_t i = 0; i < f->n_ctx; i++) print_ctx(f, &f->ctx[i], KILN_DESCRIBE_TEXT);
 }
 
-static void print_json(const kiln_program_view *v, const cli_ctx_entry *ctx, size_t n_ctx)
+static void print_json(const cli_program_file *f)
 {
+    const kiln_program_view *v = &f->view;
     printf("{\"format_version\": %u, \"file_size\": %llu, \"segments\": %llu, \"constant_bytes\": %llu, \"methods\": [",
            KILN_FORMAT_VERSION, (unsigned long long)v->size, (unsigned long long)v->n_segments,
            (unsigned long long)const_bytes(v));
@@ -408,9 +180,9 @@ static void print_json(const kiln_program_view *v, const cli_ctx_entry *ctx, siz
         printf("]}");
     }
     printf("], \"context_binaries\": [");
-    for (size_t i = 0; i < n_ctx; i++) {
+    for (size_t i = 0; i < f->n_ctx; i++) {
         printf(i ? ", " : "");
-        print_ctx_json(&ctx[i], v->segments[ctx[i].segment].size);
+        print_ctx(f, &f->ctx[i], KILN_DESCRIBE_JSON);
     }
     printf("]}\n");
 }
@@ -445,8 +217,8 @@ int cmd_inspect(int argc, char **argv)
         cli_error("inspect: '%s': %s", shown, message);
         return rc;
     }
-    if (json) print_json(&f.view, f.ctx, f.n_ctx);
-    else print_text(&f.view, path, f.ctx, f.n_ctx);
+    if (json) print_json(&f);
+    else print_text(&f, path);
     size_t problems = cli_program_file_problems(&f, message, sizeof message);
     cli_program_file_free(&f);
     if (!problems) return KILN_EXIT_OK;

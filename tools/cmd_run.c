@@ -196,8 +196,8 @@ static int bind_inputs(kiln_method *method, const input_set *in)
             kiln_tensor want;
             char have_s[160], want_s[160], shown[KILN_ESCAPED_NAME_SIZE];
             kiln_method_input_info(method, index, &want);
-            cli_format_shape(&in->t[k], have_s, sizeof have_s);
-            cli_format_shape(&want, want_s, sizeof want_s);
+            kiln_format_shape(&in->t[k], have_s, sizeof have_s);
+            kiln_format_shape(&want, want_s, sizeof want_s);
             cli_error("input %zu '%s': got %s, the method wants %s", index,
                       cli_esc(shown, kiln_method_input_name(method, index)), have_s, want_s);
             return cli_exit_status(st);

@@ -3,15 +3,14 @@
  * program and overall, and with --write that size recorded as the scratch-group size of every
  * one of their binaries, so that at load their contexts join one scratch group of that size.
  *
- * Layer: tools. Each program is validated by the format reader and each binary by the runtime's
- * metadata query (backends/cpu/rt/ctxbin_describe.h: validation without any executable state),
- * all before anything is written; the group size is then set and each file replaced atomically
+ * Layer: tools. Each program is validated by the format reader and each binary by its
+ * compile-time backend's check (compiler_backend.h: the validation loading does, without any
+ * executable state) through program_scratch.h, all before anything is written; the group size is then set and each file replaced atomically
  * through the compiler's program_scratch.h (a link is followed to the program it names). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cpu/rt/ctxbin_describe.h"
 #include "cli.h"
 #include "compiler/onnx/onnx_tensor.h"
 #include "compiler/program_scratch.h"
@@ -22,10 +21,7 @@ typedef struct program_scratch {
     const char *path;
     uint8_t *bytes;
     size_t size;
-    size_t n_binaries;
-    uint64_t need;              /* max over its binaries */
-    uint64_t group;             /* largest recorded group size (0: unset) */
-    bool groups_differ;
+    kiln_program_scratch facts; /* its binaries' largest need and recorded group size */
 } program_scratch;
 
 static void usage(FILE *f)
@@ -49,25 +45,7 @@ static void usage(FILE *f)
             "Exit status: 0 ok, 1 I/O failure, 2 usage error, 4 invalid program or context binary.\n");
 }
 
-static int add_binary(program_scratch *p, const kiln_program_view *v, uint32_t segment)
-{
-    kiln_cpu_ctxbin_desc d;
-    char error[256];
-    kiln_status st = kiln_cpu_ctxbin_describe(kiln_view_segment_data(v, segment), (size_t)v->segments[segment].size,
-                                              kiln_allocator_default(), &d, error, sizeof error);
-    if (st != KILN_OK) {
-        cli_error("'%s', segment %u: %s", p->path, segment, error[0] ? error : kiln_status_str(st));
-        return cli_exit_status(st);
-    }
-    if (d.scratch_need > p->need) p->need = d.scratch_need;
-    if (p->n_binaries && d.group_scratch_size != p->group) p->groups_differ = true;
-    if (!p->n_binaries || d.group_scratch_size > p->group) p->group = d.group_scratch_size;
-    p->n_binaries++;
-    kiln_cpu_ctxbin_desc_free(&d);
-    return 0;
-}
-
-/* Validate every cpu context binary of the program with the runtime's metadata query. */
+/* Validate every context binary of the program through its backend's check, then query. */
 static int describe_program(program_scratch *p)
 {
     kiln_program_view v;
@@ -76,21 +54,20 @@ static int describe_program(program_scratch *p)
         cli_error("'%s' is not a valid kiln program: %s", p->path, kiln_status_str(st));
         return cli_exit_status(st);
     }
-    bool *seen = calloc((size_t)v.n_segments + 1, 1);
-    if (!seen) {
-        cli_error("scratch-size: out of memory");
-        return KILN_EXIT_FAILURE;
+    uint32_t segment = 0;
+    char error[256] = "";
+    st = kiln_program_scratch_check(p->bytes, p->size, &segment, error, sizeof error);
+    if (st != KILN_OK) {
+        if (error[0]) cli_error("'%s', segment %u: %s", p->path, segment, error);
+        else cli_error("'%s': %s", p->path, kiln_status_str(st));
+        return cli_exit_status(st);
     }
-    int rc = 0;
-    for (uint64_t k = 0; k < v.n_instrs && rc == 0; k++) {
-        const kiln_fmt_instr *in = &v.instrs[k];
-        if (in->kind != KILN_INSTR_DELEGATE || strcmp(kiln_view_string(&v, in->op), "cpu") != 0) continue;
-        if (seen[in->segment]) continue; /* identical binaries share a segment */
-        seen[in->segment] = true;
-        rc = add_binary(p, &v, in->segment);
+    st = kiln_program_scratch_query(p->bytes, p->size, &p->facts);
+    if (st != KILN_OK) {
+        cli_error("'%s': %s", p->path, kiln_status_str(st));
+        return cli_exit_status(st);
     }
-    free(seen);
-    return rc;
+    return 0;
 }
 
 static int load_program(program_scratch *p)
@@ -107,31 +84,31 @@ static int load_program(program_scratch *p)
 
 static int write_group(program_scratch *p, uint64_t group)
 {
-    if (!p->n_binaries) return 0;
+    if (!p->facts.n_binaries) return 0;
     char message[1024] = "";
     kiln_status st = kiln_program_scratch_write(NULL, p->path, p->bytes, p->size, group, message, sizeof message);
     if (st != KILN_OK) {
         cli_error("%s", message[0] ? message : kiln_status_str(st));
         return cli_exit_status(st);
     }
-    p->group = group;
-    p->groups_differ = false;
+    p->facts.group = group;
+    p->facts.groups_differ = false;
     return 0;
 }
 
 static void print_group(const program_scratch *p)
 {
-    if (!p->n_binaries) printf("no context binaries");
-    else if (p->groups_differ) printf("group sizes differ (largest %llu bytes)", (unsigned long long)p->group);
-    else if (p->group) printf("group size %llu bytes", (unsigned long long)p->group);
+    if (!p->facts.n_binaries) printf("no context binaries");
+    else if (p->facts.groups_differ) printf("group sizes differ (largest %llu bytes)", (unsigned long long)p->facts.group);
+    else if (p->facts.group) printf("group size %llu bytes", (unsigned long long)p->facts.group);
     else printf("group size unset (each context sizes its own)");
 }
 
 static void print_text(const program_scratch *ps, size_t n, uint64_t need, bool written)
 {
     for (size_t i = 0; i < n; i++) {
-        printf("%s: %zu context binar%s, scratch need %llu bytes, ", ps[i].path, ps[i].n_binaries,
-               ps[i].n_binaries == 1 ? "y" : "ies", (unsigned long long)ps[i].need);
+        printf("%s: %zu context binar%s, scratch need %llu bytes, ", ps[i].path, ps[i].facts.n_binaries,
+               ps[i].facts.n_binaries == 1 ? "y" : "ies", (unsigned long long)ps[i].facts.need);
         print_group(&ps[i]);
         printf("\n");
     }
@@ -150,8 +127,8 @@ static void print_json(const program_scratch *ps, size_t n, uint64_t need, bool 
         }
         printf("\", \"context_binaries\": %zu, \"scratch_need\": %llu, \"group_scratch_size\": %llu, "
                "\"group_sizes_differ\": %s}",
-               ps[i].n_binaries, (unsigned long long)ps[i].need, (unsigned long long)ps[i].group,
-               ps[i].groups_differ ? "true" : "false");
+               ps[i].facts.n_binaries, (unsigned long long)ps[i].facts.need, (unsigned long long)ps[i].facts.group,
+               ps[i].facts.groups_differ ? "true" : "false");
     }
     printf("], \"scratch_need\": %llu, \"written\": %s}\n", (unsigned long long)need, written ? "true" : "false");
 }
@@ -162,7 +139,7 @@ static int run(program_scratch *ps, size_t n, bool write, bool json)
     for (size_t i = 0; i < n; i++) {
         int rc = load_program(&ps[i]);
         if (rc) return rc;
-        if (ps[i].need > need) need = ps[i].need;
+        if (ps[i].facts.need > need) need = ps[i].facts.need;
     }
     /* A need of 0 (no binary has intermediates) leaves nothing to group. */
     bool written = write && need > 0;

@@ -13,37 +13,14 @@
 #define MAX_PROGRAM_FILE ((uint64_t)1 << 46)
 #define MAX_CTX 1024
 
-static bool is_cpu_delegate(const kiln_program_view *v, const kiln_fmt_instr *in)
-{
-    return in->kind == KILN_INSTR_DELEGATE && strcmp(kiln_view_string(v, in->op), "cpu") == 0;
-}
-
-/* Validity, signature and block hashes of one binary. */
-static void check_ctx(cli_ctx_entry *e, const uint8_t *data, uint64_t size)
-{
-    e->bad_block = CLI_NO_BLOCK;
-    e->status = kiln_cpu_ctxbin_describe(data, (size_t)size, kiln_allocator_default(), &e->desc, e->error,
-                                         sizeof e->error);
-    if (e->status == KILN_OK) e->bin = e->desc.bin;
-    if (size >= KILN_CTX_HEADER_SIZE) {
-        e->signature_stored = ((const kiln_ctx_header *)(const void *)data)->signature;
-        e->signature_computed = kiln_ctx_signature(data, (size_t)size);
-        e->signature_ok = e->signature_stored == e->signature_computed;
-    }
-    if (e->status != KILN_OK) return;
-    for (uint32_t b = 0; b < e->bin.header->n_blocks && e->bad_block == CLI_NO_BLOCK; b++) {
-        const kiln_ctx_block *k = &e->bin.blocks[b];
-        if (kiln_hash64(kiln_ctxbin_block_data(&e->bin, b), (size_t)k->size, 0) != k->hash) e->bad_block = b;
-    }
-}
-
-/* Each distinct cpu payload once, in program order (identical binaries share a segment). */
-static size_t collect_ctx(const kiln_program_view *v, cli_ctx_entry *out, size_t max)
+/* Each distinct delegate payload once, in program order (identical payloads share a segment),
+ * checked by the compile-time backend its calls name. false when out of memory. */
+static bool collect_ctx(const kiln_program_view *v, cli_ctx_entry *out, size_t max, size_t *n_out)
 {
     size_t n = 0;
     for (uint64_t k = 0; k < v->n_instrs; k++) {
         const kiln_fmt_instr *in = &v->instrs[k];
-        if (!is_cpu_delegate(v, in)) continue;
+        if (in->kind != KILN_INSTR_DELEGATE) continue;
         size_t i = 0;
         while (i < n && out[i].segment != in->segment) i++;
         if (i < n) out[i].uses++;
@@ -52,9 +29,14 @@ static size_t collect_ctx(const kiln_program_view *v, cli_ctx_entry *out, size_t
         memset(e, 0, sizeof *e);
         e->segment = in->segment;
         e->uses = 1;
-        check_ctx(e, kiln_view_segment_data(v, in->segment), v->segments[in->segment].size);
+        e->op = kiln_view_string(v, in->op);
+        e->backend = kiln_compiler_backend_find(e->op);
+        kiln_status st = kiln_payload_check_run(e->backend, kiln_view_segment_data(v, in->segment),
+                                                (size_t)v->segments[in->segment].size, &e->check);
+        if (st != KILN_OK) return false;
     }
-    return n;
+    *n_out = n;
+    return true;
 }
 
 int cli_program_file_init(cli_program_file *out, const void *bytes, size_t size, char *message, size_t message_size)
@@ -71,7 +53,11 @@ int cli_program_file_init(cli_program_file *out, const void *bytes, size_t size,
         snprintf(message, message_size, "out of memory");
         return KILN_EXIT_FAILURE;
     }
-    out->n_ctx = collect_ctx(&out->view, out->ctx, max_ctx);
+    if (!collect_ctx(&out->view, out->ctx, max_ctx, &out->n_ctx)) {
+        cli_program_file_free(out);
+        snprintf(message, message_size, "out of memory");
+        return KILN_EXIT_FAILURE;
+    }
     return 0;
 }
 
@@ -99,7 +85,6 @@ int cli_program_file_read(const char *path, cli_program_file *out, char *message
 void cli_program_file_free(cli_program_file *f)
 {
     if (!f) return;
-    for (size_t i = 0; f->ctx && i < f->n_ctx; i++) kiln_cpu_ctxbin_desc_free(&f->ctx[i].desc);
     kiln_free(kiln_allocator_default(), f->ctx);
     kiln_free(kiln_allocator_default(), f->owned);
     memset(f, 0, sizeof *f);
@@ -108,17 +93,12 @@ void cli_program_file_free(cli_program_file *f)
 /* The problem of one binary, or false. */
 static bool ctx_problem(const cli_ctx_entry *e, char *buf, size_t size)
 {
-    if (e->status != KILN_OK) {
-        snprintf(buf, size, "context binary in segment %u is invalid: %s", e->segment, e->error);
-    } else if (!e->signature_ok) {
-        snprintf(buf, size, "context binary in segment %u: signature %016llx does not match its contents (they hash to %016llx)",
-                 e->segment, (unsigned long long)e->signature_stored, (unsigned long long)e->signature_computed);
-    } else if (e->bad_block != CLI_NO_BLOCK) {
-        snprintf(buf, size, "context binary in segment %u: weight block %u does not match its hash", e->segment,
-                 e->bad_block);
-    } else {
+    if (e->check.status != KILN_OK)
+        snprintf(buf, size, "context binary in segment %u is invalid: %s", e->segment, e->check.message);
+    else if (!e->check.intact)
+        snprintf(buf, size, "context binary in segment %u: %s", e->segment, e->check.message);
+    else
         return false;
-    }
     return true;
 }
 
@@ -151,32 +131,82 @@ size_t cli_program_file_problems(const cli_program_file *f, char *first, size_t 
     return n;
 }
 
-/* Whether binary e has a record named target. */
-static bool has_record(const cli_ctx_entry *e, const char *target)
+/* ---- records: the targets a binary's backend lists ------------------------------------------- */
+
+/* Binaries with records to force: those whose backend lists targets. */
+static bool has_records(const cli_ctx_entry *e)
 {
-    for (uint32_t r = 0; e->status == KILN_OK && r < e->desc.n_records; r++)
-        if (strcmp(e->desc.records[r].target, target) == 0) return true;
-    return false;
+    return e->backend && e->backend->targets;
+}
+
+/* Of those, the ones that decide the --target check: an invalid one fails loading for its own
+   reason. */
+static bool lists_targets(const cli_ctx_entry *e)
+{
+    return has_records(e) && e->check.status == KILN_OK;
+}
+
+static const void *entry_payload(const cli_program_file *f, const cli_ctx_entry *e, size_t *size)
+{
+    *size = (size_t)f->view.segments[e->segment].size;
+    return kiln_view_segment_data(&f->view, e->segment);
+}
+
+typedef struct record_search {
+    const char *target;
+    bool found;
+} record_search;
+
+static void match_record(void *arg, const char *target)
+{
+    record_search *s = arg;
+    if (strcmp(s->target, target) == 0) s->found = true;
+}
+
+/* Whether binary e has a record named target. */
+static bool has_record(const cli_program_file *f, const cli_ctx_entry *e, const char *target)
+{
+    record_search s = {target, false};
+    size_t size;
+    const void *payload = entry_payload(f, e, &size);
+    return lists_targets(e) && e->backend->targets(payload, size, match_record, &s) == KILN_OK && s.found;
+}
+
+/* The record names seen so far, each once, in file order, and the listing they make. */
+typedef struct record_list {
+    char *names[64];
+    size_t n_names;
+    char *buf;                      /* "'generic', 'x86-64-v4'" */
+    size_t size, used;
+} record_list;
+
+static void add_record(void *arg, const char *target)
+{
+    record_list *l = arg;
+    for (size_t i = 0; i < l->n_names; i++)
+        if (strcmp(l->names[i], target) == 0) return;
+    if (l->n_names < sizeof l->names / sizeof l->names[0]) {
+        size_t len = strlen(target) + 1;
+        char *copy = kiln_alloc(kiln_allocator_default(), len, 1);
+        if (copy) l->names[l->n_names++] = memcpy(copy, target, len);
+    }
+    char shown[KILN_ESCAPED_NAME_SIZE];
+    if (l->used >= l->size) return;
+    int w = snprintf(l->buf + l->used, l->size - l->used, "%s'%s'", l->used ? ", " : "", cli_esc(shown, target));
+    if (w > 0) l->used += (size_t)w;
 }
 
 /* "'generic', 'x86-64-v4'": every record name of the file once, in file order. */
 static void list_records(const cli_program_file *f, char *buf, size_t size)
 {
-    size_t n = 0;
+    record_list l = {.buf = buf, .size = size};
     buf[0] = '\0';
     for (size_t i = 0; i < f->n_ctx; i++) {
-        for (uint32_t r = 0; f->ctx[i].status == KILN_OK && r < f->ctx[i].desc.n_records && n < size; r++) {
-            const char *name = f->ctx[i].desc.records[r].target;
-            bool seen = false;
-            for (size_t j = 0; j < i && !seen; j++) seen = has_record(&f->ctx[j], name);
-            for (uint32_t q = 0; q < r && !seen; q++) seen = strcmp(f->ctx[i].desc.records[q].target, name) == 0;
-            if (seen) continue;
-            char shown[KILN_ESCAPED_NAME_SIZE];
-            int w = snprintf(buf + n, size - n, "%s'%s'", n ? ", " : "", cli_esc(shown, name));
-            if (w < 0) break;
-            n += (size_t)w;
-        }
+        size_t payload_size;
+        const void *payload = entry_payload(f, &f->ctx[i], &payload_size);
+        if (lists_targets(&f->ctx[i])) (void)f->ctx[i].backend->targets(payload, payload_size, add_record, &l);
     }
+    for (size_t i = 0; i < l.n_names; i++) kiln_free(kiln_allocator_default(), l.names[i]);
 }
 
 int cli_check_target(const char *cmd, const char *path, const void *bytes, size_t size, const char *target)
@@ -186,14 +216,18 @@ int cli_check_target(const char *cmd, const char *path, const void *bytes, size_
     int rc = bytes ? cli_program_file_init(&f, bytes, size, message, sizeof message)
                    : cli_program_file_read(path, &f, message, sizeof message);
     if (rc) return 0;
-    /* Invalid binaries decide nothing here: loading fails on them for their own reason. */
-    bool everywhere = f.n_ctx > 0;
-    for (size_t i = 0; i < f.n_ctx && everywhere; i++)
-        everywhere = f.ctx[i].status != KILN_OK || has_record(&f.ctx[i], target);
+    size_t with_records = 0;
+    bool everywhere = true;
+    for (size_t i = 0; i < f.n_ctx; i++) {
+        if (!has_records(&f.ctx[i])) continue;
+        with_records++;
+        everywhere = everywhere && (!lists_targets(&f.ctx[i]) || has_record(&f, &f.ctx[i], target));
+    }
+    everywhere = everywhere && with_records > 0;
     char shown_target[KILN_ESCAPED_NAME_SIZE], shown_path[KILN_ESCAPED_NAME_SIZE], records[1024];
     cli_esc(shown_target, target);
     cli_esc(shown_path, path);
-    if (f.n_ctx == 0) {
+    if (with_records == 0) {
         cli_error("%s: --target '%s': '%s' has no context binaries, so there is no record to force (leave --target out)",
                   cmd, shown_target, shown_path);
     } else if (!everywhere) {

@@ -1,12 +1,12 @@
 /* program_file.h — a program file as `kiln inspect`, `kiln verify` and the --target check of
- * `kiln run`/`kiln bench` see it: its bytes, the validated view, and each distinct `cpu` context
- * binary with the metadata query's answer and its integrity (signature, weight-block hashes).
+ * `kiln run`/`kiln bench` see it: its bytes, the validated view, and each distinct delegate
+ * payload (context binary) with the check of the compile-time backend its DELEGATE names.
  *
- * Layer: tools. Uses the format reader (format/program_reader.h) and the cpu backend's metadata
- * query (backends/cpu/rt/ctxbin_describe.h), which validate exactly as loading does, and
- * recomputes what loading deliberately does not (loading stays O(metadata)): the context
- * binaries' signatures (kiln_ctx_signature), their weight blocks' hashes and the program's
- * segment hashes (docs/format.md).
+ * Layer: tools. Uses the format reader (format/program_reader.h) and the compile-time backend
+ * interface (compiler/compiler_backend.h): each backend's check validates its payloads exactly
+ * as loading does and recomputes what loading deliberately skips (loading stays O(metadata)),
+ * for the cpu backend the context binaries' signatures and weight-block hashes; this file
+ * recomputes the program's segment hashes (docs/format.md). No backend's format is read here.
  */
 #ifndef KILN_TOOLS_PROGRAM_FILE_H
 #define KILN_TOOLS_PROGRAM_FILE_H
@@ -15,23 +15,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backends/cpu/rt/ctxbin_describe.h"
+#include "compiler/compiler_backend.h"
 #include "format/program_reader.h"
 #include "kiln/kiln.h"
-
-#define CLI_NO_BLOCK UINT32_MAX
 
 typedef struct cli_ctx_entry {
     uint32_t segment;
     size_t uses;                    /* delegate calls naming this segment */
-    kiln_cpu_ctxbin_desc desc;      /* the metadata query's answer, valid when status is KILN_OK */
-    kiln_ctxbin bin;                /* its validated view (desc.bin) */
-    kiln_status status;
-    char error[256];                /* why, when status is not KILN_OK */
-    uint64_t signature_stored, signature_computed;
-    bool signature_ok;              /* false also for a binary too short to hold a header */
-    uint32_t bad_block;             /* first weight block whose hash is wrong, or CLI_NO_BLOCK
-                                       (checked only for a valid binary) */
+    const char *op;                 /* the backend the calls name (in the program's strings) */
+    const kiln_compiler_backend *backend; /* its compile-time backend, NULL when this build has none */
+    kiln_payload_check check;       /* the backend's check of the payload */
 } cli_ctx_entry;
 
 typedef struct cli_program_file {
@@ -53,15 +46,15 @@ int cli_program_file_init(cli_program_file *out, const void *bytes, size_t size,
 /* NULL-safe; leaves *f zeroed. */
 void cli_program_file_free(cli_program_file *f);
 
-/* Problems of a valid program beyond what its validation checks: context binaries the cpu reader
+/* Problems of a valid program beyond what its validation checks: context binaries their backend
  * refuses, stored signatures or weight-block hashes that do not match the contents, segment
  * hashes that do not match their bytes. Returns how many; the first goes to first (first_size
  * bytes) as one line naming the binary or segment, e.g. "context binary in segment 0: signature
  * 762c8ab413445099 does not match its contents (they hash to 1f0e...)". */
 size_t cli_program_file_problems(const cli_program_file *f, char *first, size_t first_size);
 
-/* For a module or method with a forced target that failed to come up: 0 when every cpu context
- * binary of the program (read from path, or the size bytes at bytes when bytes is not NULL) has
+/* For a module or method with a forced target that failed to come up: 0 when every context
+ * binary of the program whose backend lists targets (read from path, or the size bytes at bytes when bytes is not NULL) has
  * a record named target, or when the program cannot be read (the caller reports its own
  * failure); else, after reporting one line naming the records the program has,
  * KILN_EXIT_USAGE. cmd names the command in the message. */

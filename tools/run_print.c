@@ -40,7 +40,7 @@ static void format_element(const kiln_tensor *t, int64_t k, char *buf, size_t si
 void run_print_output(size_t i, const char *name, const kiln_tensor *t)
 {
     char shape[160], shown[KILN_ESCAPED_NAME_SIZE];
-    cli_format_shape(t, shape, sizeof shape);
+    kiln_format_shape(t, shape, sizeof shape);
     printf("output %zu '%s': %s = [", i, cli_esc(shown, name ? name : ""), shape);
     int64_t n = kiln_tensor_numel(t), show = n < RUN_PRINT_VALUES ? n : RUN_PRINT_VALUES;
     for (int64_t k = 0; k < show; k++) {

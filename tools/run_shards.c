@@ -137,7 +137,7 @@ static int run_once(shard_run *r, double *seconds)
             kiln_status st = kiln_method_set_input(method, j, &t);
             if (st != KILN_OK) {
                 char have[160], shown[KILN_ESCAPED_NAME_SIZE];
-                cli_format_shape(&t, have, sizeof have);
+                kiln_format_shape(&t, have, sizeof have);
                 cli_error("shard %zu input %zu '%s': %s (got %s)", i, j, cli_esc(shown, ms->inputs[j].name),
                           kiln_status_str(st), have);
                 return cli_exit_status(st);

@@ -66,6 +66,20 @@ typedef struct kiln_compile_kv {
 /* Room for a normal form: a key per target and a precision per target, plus flags. */
 #define KILN_COMPILE_KV_MAX 48
 
+/* ---- reading a payload back -------------------------------------------------------------------- */
+
+typedef enum kiln_describe_format {
+    KILN_DESCRIBE_TEXT,
+    KILN_DESCRIBE_JSON,
+} kiln_describe_format;
+
+/* What checking a payload found (the backend's check). */
+typedef struct kiln_payload_check {
+    kiln_status status;             /* KILN_OK: the run-time backend accepts it; else why in message */
+    bool intact;                    /* accepted and its signatures and hashes match the contents */
+    char message[256];              /* one line, when !intact: what is invalid or does not match */
+} kiln_payload_check;
+
 /* ---- the backend ------------------------------------------------------------------------------ */
 
 typedef struct kiln_compiler_backend {
@@ -89,8 +103,24 @@ typedef struct kiln_compiler_backend {
                            const kiln_backend_graph *graphs, size_t n_graphs, void **out, size_t *out_size,
                            char *message, size_t message_size);
 
-    /* Print the payload for `kiln inspect` (NULL: the tool prints only its size). */
-    kiln_status (*describe)(const void *payload, size_t size, FILE *out);
+    /* ---- reading a compiled payload back (`kiln inspect`, `kiln verify`, `kiln scratch-size`,
+     * the --target check of `kiln run`); each optional. Every one validates the bytes itself,
+     * as the run-time backend would, before following anything in them. */
+
+    /* Whether the run-time backend would accept the payload (check->status, with why in
+     * check->message) and whether what loading skips to stay O(metadata) holds (check->intact:
+     * signatures, weight hashes; the first mismatch in check->message). Returns KILN_OK or
+     * KILN_ERROR_OUT_OF_MEMORY. NULL: nothing to check (accepted, intact). */
+    kiln_status (*check)(const void *payload, size_t size, kiln_payload_check *check);
+
+    /* Print what the payload holds on out. TEXT: lines indented by four spaces. JSON: members
+     * of the object `kiln inspect --json` prints for the payload, each starting with ", ".
+     * NULL: the tools print only the payload's size. */
+    kiln_status (*describe)(const void *payload, size_t size, kiln_describe_format format, FILE *out);
+
+    /* Call fn with the name of each target the payload carries a record for, in payload order
+     * (the names `--target` accepts at run time). NULL: the payload names no targets. */
+    kiln_status (*targets)(const void *payload, size_t size, void (*fn)(void *arg, const char *target), void *arg);
 
     /* Optional (NULL: the backend's payloads take no part in scratch groups): the largest
      * scratch need and the recorded group size of a payload, and recording a group size. */
@@ -118,12 +148,29 @@ kiln_status kiln_compile_memory_backends(const kiln_compile_options *opt, const 
                                          size_t n_methods, const kiln_compiler_backend_use *extra, size_t n_extra,
                                          void **out_data, size_t *out_size, char *message, size_t message_size);
 
-/* Describe every distinct delegate payload of the program at data (8-byte aligned; validated by
- * the format reader first): a line "delegate <name> segment <k>: <size> bytes, backend <b>"
- * then, when the backend (extra ones first, then the built-in table) has describe, its text.
- * A delegate naming no known backend gets "(no compile-time backend)". Format reader errors,
- * or the first describe failure. */
+/* The backend named name: one of extra (n_extra, searched first, NULL entries skipped) or of the
+ * built-in table, or NULL. */
+const kiln_compiler_backend *kiln_compiler_backend_lookup(const char *name, const kiln_compiler_backend *const *extra,
+                                                          size_t n_extra);
+
+/* Check one payload through backend b (NULL, or without check: accepted and intact). */
+kiln_status kiln_payload_check_run(const kiln_compiler_backend *b, const void *payload, size_t size,
+                                   kiln_payload_check *check);
+
+/* One payload as `kiln inspect` prints it, after check (by kiln_payload_check_run). TEXT:
+ *   "  context binary in segment <k>: <size> bytes, <n> delegate call(s)" then, when the payload
+ *   is invalid, "    INVALID (<status>): <why>", else b's describe text (without describe, a line
+ *   saying so; op names the delegate's backend for it). JSON: one object {"segment", "size",
+ *   "delegate_calls", "valid", then "error" or b's describe members}. */
+kiln_status kiln_payload_print(const kiln_compiler_backend *b, const char *op, const void *payload, size_t size,
+                               uint32_t segment, size_t uses, const kiln_payload_check *check,
+                               kiln_describe_format format, FILE *out);
+
+/* Every distinct delegate payload of the program at data (8-byte aligned; validated by the
+ * format reader first), checked and printed as kiln_payload_print does, in program order (JSON:
+ * the objects separated by ", "), each through the backend its DELEGATE instruction names
+ * (kiln_compiler_backend_lookup). Format reader errors, or the first describe failure. */
 kiln_status kiln_program_describe_delegates(const void *data, size_t size, const kiln_compiler_backend *const *extra,
-                                            size_t n_extra, FILE *out);
+                                            size_t n_extra, kiln_describe_format format, FILE *out);
 
 #endif

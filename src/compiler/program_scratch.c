@@ -75,6 +75,35 @@ kiln_status kiln_program_scratch_query(const void *data, size_t size, kiln_progr
     return for_each_segment(&v, add_to_query, out);
 }
 
+typedef struct payload_refusal {
+    uint32_t *segment;
+    char *message;
+    size_t message_size;
+} payload_refusal;
+
+static kiln_status check_payload(void *arg, const kiln_program_view *v, const kiln_compiler_backend *b,
+                                 uint32_t segment)
+{
+    payload_refusal *r = arg;
+    const kiln_fmt_segment *s = &v->segments[segment];
+    KILN_CHECK(s->size <= SIZE_MAX, KILN_ERROR_INCOMPATIBLE);
+    kiln_payload_check check;
+    KILN_TRY(kiln_payload_check_run(b, kiln_view_segment_data(v, segment), (size_t)s->size, &check));
+    if (check.status == KILN_OK) return KILN_OK;
+    *r->segment = segment;
+    snprintf(r->message, r->message_size, "%s", check.message[0] ? check.message : kiln_status_str(check.status));
+    return check.status;
+}
+
+kiln_status kiln_program_scratch_check(const void *data, size_t size, uint32_t *segment, char *message,
+                                       size_t message_size)
+{
+    kiln_program_view v;
+    KILN_TRY(kiln_program_view_init(&v, data, size));
+    payload_refusal r = {segment, message, message_size};
+    return for_each_segment(&v, check_payload, &r);
+}
+
 typedef struct group_patch {
     uint8_t *base;              /* the writable program bytes */
     uint64_t group_size;

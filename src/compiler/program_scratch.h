@@ -31,6 +31,13 @@ typedef struct kiln_program_scratch {
  * (not a valid program), KILN_ERROR_INCOMPATIBLE (a cpu payload is not a context binary). */
 kiln_status kiln_program_scratch_query(const void *data, size_t size, kiln_program_scratch *out);
 
+/* Validate every payload that takes part (those whose backend has scratch hooks) through its
+ * backend's check, as loading would, before trusting the query. KILN_OK, the format reader's
+ * errors, or the first refused payload's status with *segment and message (one line, without
+ * the segment) saying why. */
+kiln_status kiln_program_scratch_check(const void *data, size_t size, uint32_t *segment, char *message,
+                                       size_t message_size);
+
 /* Record group_size (0 clears it) in every cpu context binary of the program at data and
  * update their segment hashes. Nothing is changed unless every binary accepts the size:
  * KILN_ERROR_INVALID_ARGUMENT when 0 < group_size < a binary's need, plus the query's errors. */

@@ -16,6 +16,7 @@
 
 #include "backends/cpu/aot/cpu_aot.h"
 #include "backends/cpu/aot/ctxbin_group.h"
+#include "backends/cpu/aot/ctxbin_print.h"
 #include "backends/cpu/cpu_format.h"
 #include "backends/cpu/targets.h"
 #include "core/check.h"
@@ -243,23 +244,14 @@ static kiln_status cpu_compile(const kiln_compile_kv *spec, size_t n_spec, const
     return kiln_cpu_aot_compile(&aot, graphs, n_graphs, out, out_size, message, message_size);
 }
 
-/* describe: what the writer's side can read without the runtime's full validation (the header's
-   scratch fields); `kiln inspect` prints the records and graphs through the runtime reader. */
-static kiln_status cpu_describe(const void *payload, size_t size, FILE *out)
-{
-    uint64_t need, group;
-    KILN_TRY(kiln_cpu_aot_scratch_info(payload, size, &need, &group));
-    fprintf(out, "  cpu context binary: scratch need %llu bytes, group size %llu bytes\n", (unsigned long long)need,
-            (unsigned long long)group);
-    return KILN_OK;
-}
-
 const kiln_compiler_backend kiln_cpu_compiler_backend = {
     .name = "cpu",
     .validate_spec = cpu_validate_spec,
     .supports = kiln_cpu_aot_supports,
     .compile = cpu_compile,
-    .describe = cpu_describe,
+    .check = kiln_cpu_aot_check,
+    .describe = kiln_cpu_aot_describe,
+    .targets = kiln_cpu_aot_targets,
     .scratch_info = kiln_cpu_aot_scratch_info,
     .set_group_scratch = kiln_cpu_aot_set_group_scratch,
 };
