@@ -67,12 +67,27 @@ static kiln_status toy_compile(const kiln_compile_kv *spec, size_t n_spec, const
     return KILN_OK;
 }
 
-static kiln_status toy_describe(const void *payload, size_t size, FILE *out)
+/* Read back: a payload of the wrong size or magic is refused, as the run-time toy would. */
+static kiln_status toy_check(const void *payload, size_t size, kiln_payload_check *check)
+{
+    toy_payload p;
+    if (size == sizeof p) memcpy(&p, payload, sizeof p);
+    if (size == sizeof p && p.magic == TOY_MAGIC) return KILN_OK;
+    check->status = KILN_ERROR_INCOMPATIBLE;
+    check->intact = false;
+    snprintf(check->message, sizeof check->message, "not a toy payload");
+    return KILN_OK;
+}
+
+static kiln_status toy_describe(const void *payload, size_t size, kiln_describe_format format, FILE *out)
 {
     toy_payload p;
     if (size != sizeof p) return KILN_ERROR_INCOMPATIBLE;
     memcpy(&p, payload, sizeof p);
-    fprintf(out, "  toy relu: %u node(s) over %llu elements\n", (unsigned)p.n_nodes, (unsigned long long)p.n_elements);
+    if (format == KILN_DESCRIBE_JSON)
+        fprintf(out, ", \"nodes\": %u, \"elements\": %llu", (unsigned)p.n_nodes, (unsigned long long)p.n_elements);
+    else
+        fprintf(out, "    toy relu: %u node(s) over %llu elements\n", (unsigned)p.n_nodes, (unsigned long long)p.n_elements);
     return KILN_OK;
 }
 
@@ -81,7 +96,16 @@ static const kiln_compiler_backend toy_compiler = {
     .validate_spec = toy_validate,
     .supports = toy_supports,
     .compile = toy_compile,
+    .check = toy_check,
     .describe = toy_describe,
+};
+
+/* The same backend without the entries that read a payload back. */
+static const kiln_compiler_backend toy_compiler_mute = {
+    .name = "toy",
+    .validate_spec = toy_validate,
+    .supports = toy_supports,
+    .compile = toy_compile,
 };
 
 /* ---- run time ------------------------------------------------------------------------------------ */
@@ -201,6 +225,22 @@ static kiln_status run(const void *data, size_t size, float *y)
     return st;
 }
 
+/* (The toy payload is 16 bytes: sizeof(toy_payload).) What kiln_program_describe_delegates prints for the program with the extra backend (or none);
+   malloc'd text, NULL on failure. */
+static char *describe(const void *prog, size_t size, const kiln_compiler_backend *extra, kiln_describe_format format)
+{
+    char *text = NULL;
+    size_t text_size = 0;
+    FILE *f = open_memstream(&text, &text_size);
+    if (!f) return NULL;
+    const kiln_compiler_backend *list[1] = {extra};
+    kiln_status st = kiln_program_describe_delegates(prog, size, list, extra ? 1 : 0, format, f);
+    fclose(f);
+    if (st == KILN_OK) return text;
+    free(text);
+    return NULL;
+}
+
 /* ---- the checks ------------------------------------------------------------------------------- */
 
 static void test_toy_claims_relu(void)
@@ -215,18 +255,37 @@ static void test_toy_claims_relu(void)
     EXPECT(delegate_calls(prog, size, "toy") == 1);
     EXPECT(delegate_calls(prog, size, "cpu") == 2);
 
-    unit_section("describe prints the toy payload through the toy backend");
-    char *text = NULL;
-    size_t text_size = 0;
-    FILE *f = open_memstream(&text, &text_size);
-    REQUIRE(f);
-    const kiln_compiler_backend *extra[1] = {&toy_compiler};
-    EXPECT_STATUS(kiln_program_describe_delegates(prog, size, extra, 1, f), KILN_OK);
-    fclose(f);
-    EXPECT(strstr(text, "backend toy\n  toy relu: 1 node(s) over 32 elements\n") != NULL);
-    EXPECT(strstr(text, "backend cpu\n  cpu context binary: scratch need") != NULL);
-    if (!strstr(text, "toy relu")) fprintf(stderr, "describe printed:\n%s", text);
+    unit_section("inspect's description prints the toy payload through the toy backend's describe");
+    char *text = describe(prog, size, &toy_compiler, KILN_DESCRIBE_TEXT);
+    EXPECT(text && strstr(text, "context binary in segment") && strstr(text, ": 16 bytes, 1 delegate call\n"
+                                                                          "    toy relu: 1 node(s) over 32 elements\n"));
+    EXPECT(text && strstr(text, "2 delegate calls\n    signature ") == NULL); /* the cpu binaries are distinct */
+    EXPECT(text && strstr(text, "1 delegate call\n    signature ") != NULL);
+    if (text && !strstr(text, "toy relu")) fprintf(stderr, "describe printed:\n%s", text);
     free(text);
+    text = describe(prog, size, &toy_compiler, KILN_DESCRIBE_JSON);
+    EXPECT(text && strstr(text, "\"size\": 16, \"delegate_calls\": 1, \"valid\": true, \"nodes\": 1, \"elements\": 32}"));
+    EXPECT(text && strstr(text, "\"valid\": true, \"signature\": \""));
+    free(text);
+
+    unit_section("a payload whose backend has no describe, or is unknown to the build, is shown by its size");
+    text = describe(prog, size, &toy_compiler_mute, KILN_DESCRIBE_TEXT);
+    EXPECT(text && strstr(text, ": 16 bytes, 1 delegate call\n    backend 'toy' has no description of its payloads"));
+    free(text);
+    text = describe(prog, size, NULL, KILN_DESCRIBE_TEXT);
+    EXPECT(text && strstr(text, ": 16 bytes, 1 delegate call\n    backend 'toy' has no description of its payloads"));
+    free(text);
+    text = describe(prog, size, &toy_compiler_mute, KILN_DESCRIBE_JSON);
+    EXPECT(text && strstr(text, "\"size\": 16, \"delegate_calls\": 1, \"valid\": true}"));
+    free(text);
+
+    unit_section("the toy backend's check refuses a payload that is not its own");
+    kiln_payload_check check;
+    uint8_t junk[8] = {0};
+    EXPECT_STATUS(kiln_payload_check_run(&toy_compiler, junk, sizeof junk, &check), KILN_OK);
+    EXPECT(check.status == KILN_ERROR_INCOMPATIBLE && !check.intact && strcmp(check.message, "not a toy payload") == 0);
+    EXPECT_STATUS(kiln_payload_check_run(&toy_compiler_mute, junk, sizeof junk, &check), KILN_OK);
+    EXPECT(check.status == KILN_OK && check.intact);
 
     unit_section("the program runs through the run-time toy backend to the all-cpu outputs");
     EXPECT_STATUS(compile(NULL, 0, &ref, &ref_size, message, sizeof message), KILN_OK);
