@@ -11,7 +11,8 @@
 # Everything is compiled with -fvisibility=hidden (top-level CMakeLists), so a shared library
 # exports only what an installed header marks KILN_API (include/kiln/export.h). The compiler's
 # shared library carries its own hidden copy of the internal layers it uses (core, format,
-# kernels, cpu packing; not the runtime, so no process-wide state is duplicated) by linking
+# kernels, cpu packing, the cpu context-binary reader; not the runtime, so no process-wide
+# state is duplicated) by linking
 # libkiln.a with --exclude-libs, which keeps the archive's public functions local too: it
 # exports only kiln_compile_*, and the kiln_* runtime functions its users call come from
 # libkiln.so. tests/install/check_install.sh checks both export lists against the headers.
