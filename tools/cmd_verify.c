@@ -2,9 +2,9 @@
  *
  * Layer: tools. Per file, everything the runtime checks when it opens a program and loads its
  * methods, plus what loading deliberately skips to stay O(metadata) (program_file.h): the
- * format reader's validation of every table; the cpu backend's validation of every context
- * binary; every binary's signature and weight-block hashes and every segment's hash recomputed
- * from the bytes; then kiln_program_open_memory and kiln_method_load of every method, whose plan
+ * format reader's validation of every table; every context binary's check by the compile-time
+ * backend its DELEGATE names (for cpu: its validation, signature and weight-block hashes); every
+ * segment's hash recomputed from the bytes; then kiln_program_open_memory and kiln_method_load of every method, whose plan
  * verification (arena overlap, dataflow, shapes) happens only at load. A method that cannot load
  * on this machine because no record of a binary runs on this CPU (or its backend is not in this
  * build) is not a defect of the file: the line says so and the file still passes.

@@ -1,6 +1,7 @@
 /* aot_backend.c — the `cpu` backend as a compile-time backend: its compile-spec keys (targets,
  * precisions, flags) checked and normalised, and compile reading the normal form (see
- * aot_backend.h for the keys).
+ * aot_backend.h for the keys); reading a binary back for the tools is ctxbin_print.c, the
+ * scratch-group hooks ctxbin_group.c.
  *
  * Layer: backends/cpu/aot. The checks run in a fixed order, so a spec with several problems
  * always reports the same one first: unknown keys, the default target (when none is named),

@@ -4,8 +4,9 @@
  * Layer: backends/cpu/rt. Built on the validating reader (ctxbin_reader.h): a binary the query
  * accepts is exactly one a module would accept up to record selection. Unlike loading a
  * context it binds no weights, selects no kernel table, joins no scratch group and puts nothing
- * in the delegate cache, so tools (`kiln inspect`, `kiln scratch-size`) can describe binaries
- * built for CPUs this machine cannot run.
+ * in the delegate cache, so the tools (`kiln inspect`, `verify`, `scratch-size`, through the
+ * cpu compile-time backend's check and describe: backends/cpu/aot/ctxbin_print.h) can describe
+ * binaries built for CPUs this machine cannot run.
  *
  * Scratch sizing: a context reserves the largest scratch_size over the graphs of the record it
  * runs; a binary's `scratch_need` is that maximum over every record, so it holds whichever
