@@ -1,7 +1,9 @@
 /* test_compiler_toy_backend.c — a second compile-time backend registered by a test alone
  * (src/compiler/compiler_backend.h), proving the compiler reaches backends only through the
  * interface: the toy backend claims Relu nodes, compiles each run of them into its own payload,
- * and describes it; the compiled program calls it by name beside the `cpu` delegates, and runs
+ * and checks and describes it as `kiln inspect` prints payloads (kiln_program_describe_delegates:
+ * text and JSON, and a payload without describe shown by its size); the compiled program calls
+ * it by name beside the `cpu` delegates, and runs
  * through a run-time toy backend of the same name (include/kiln/backend.h) to the outputs of an
  * all-cpu compilation. Also: compile specs are key/value pairs each backend interprets, and
  * an unknown key is refused naming it.
