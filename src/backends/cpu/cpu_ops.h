@@ -86,7 +86,7 @@ _Static_assert((0 KILN_CPU_OP_LIST(KILN_CPU_LIST_BIT_)) == (((uint64_t)1 << KILN
     X(NONE, 0, "x (no activation)")                                 \
     X(CLIP, 3, "min(max(x, alpha), beta)")                          \
     X(GELU_ERF, 8, "0.5 x (1 + erf(x / sqrt 2))")                   \
-    X(GELU_TANH, 9, "0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))") \
+    X(GELU_TANH, 9, "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))") \
     X(SILU, 10, "x * sigmoid(x)")                                   \
     X(IDENTITY, 20, "x")
 /* Of the first list: LEAKY_RELU uses alpha; HARD_SIGMOID is max(0, min(1, alpha*x + beta));
@@ -184,8 +184,9 @@ typedef struct kiln_cpu_unary_params {
 
 /* Binary arithmetic, X(NAME, value, ONNX op): the kind is stored in the binary's parameters
  * (values fixed, a new one takes the next). */
-#define KILN_CPU_BIN_LIST(X) \
-    X(ADD, 0, "Add") X(SUB, 1, "Sub") X(MUL, 2, "Mul") X(DIV, 3, "Div") X(MAX, 4, "Max") X(MIN, 5, "Min") X(POW, 6, "Pow")
+#define KILN_CPU_BIN_LIST(X)                                                           \
+    X(ADD, 0, "Add") X(SUB, 1, "Sub") X(MUL, 2, "Mul") X(DIV, 3, "Div") X(MAX, 4, "Max") \
+    X(MIN, 5, "Min") X(POW, 6, "Pow")
 
 typedef enum kiln_cpu_binary_kind {
 #define KILN_CPU_BIN_ENUM_(name, value, ...) KILN_CPU_BIN_##name = value,

@@ -28,8 +28,9 @@
 
 /* Attribute types, X(NAME, value, letter of kiln_kernel.attrs): the value is stored in the
  * program format's attribute records (docs/format.md), so it is explicit and fixed. */
-#define KILN_ATTR_TYPE_LIST(X) \
-    X(INT, 0, 'i') X(FLOAT, 1, 'f') X(INTS, 2, 'I') X(FLOATS, 3, 'F') X(STRING, 4, 's') X(TENSOR, 5, 't') X(STRINGS, 6, 'S')
+#define KILN_ATTR_TYPE_LIST(X)                                                                \
+    X(INT, 0, 'i') X(FLOAT, 1, 'f') X(INTS, 2, 'I') X(FLOATS, 3, 'F') X(STRING, 4, 's') X(TENSOR, 5, 't') \
+    X(STRINGS, 6, 'S')
 
 typedef enum kiln_attr_type {
 #define KILN_ATTR_TYPE_ENUM_(name, value, letter) KILN_ATTR_##name = value,
@@ -41,6 +42,7 @@ typedef enum kiln_attr_type {
 #define KILN_ATTR_TYPE_BIT_(name, value, letter) | (1u << (value))
 _Static_assert((0 KILN_ATTR_TYPE_LIST(KILN_ATTR_TYPE_BIT_)) == (1u << KILN_ATTR_TYPE_COUNT) - 1,
                "attribute types are 0 .. KILN_ATTR_TYPE_COUNT - 1, each once");
+#undef KILN_ATTR_TYPE_BIT_
 
 typedef struct kiln_attr {
     const char *name;

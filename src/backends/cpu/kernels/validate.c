@@ -236,7 +236,8 @@ kiln_status kiln_cpu_validate_gemm(const void *params, const kiln_cpu_step_io *i
 
 /* ---- CONV2D / POOL2D ---- */
 
-static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
+static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const kiln_cpu_step_io *io, uint32_t mr,
+                                         uint32_t nr)
 {
     int64_t taps;
     KILN_CHECK(!__builtin_mul_overflow(p->KH, p->KW, &taps), BAD);

@@ -2,11 +2,12 @@
  *
  * Layer: backends/cpu/kernels. The workspace column of kiln_cpu_op_info (op_info.c): only the
  * GEMM (packing buffers for operands not packed ahead of time) and the convolution (one im2col
- * chunk, or the GEMM's B block for pointwise) need one; both are sized from l2 through the drivers' own plan functions, and the drivers size their
- * blocks back from whatever workspace they get (kernel_kit.h). l1 does not enter: the K block
- * follows from the table's NR alone, so that results never depend on the cache sizes assumed.
- * Params are expected to have passed kiln_cpu_step_validate; nonsense gives 0, and then the
- * step refuses to run rather than overflow.
+ * chunk, or the GEMM's B block for pointwise) need one; both are sized from l2 through the
+ * drivers' own plan functions, and the drivers size their blocks back from whatever workspace
+ * they get (kernel_kit.h). l1 does not enter: the K block follows from the table's NR alone, so
+ * that results never depend on the cache sizes assumed. Params are expected to have passed
+ * kiln_cpu_step_validate; nonsense gives 0, and then the step refuses to run rather than
+ * overflow.
  */
 #include "backends/cpu/kernels/kernel_kit.h"
 #include "backends/cpu/kernels/op_info.h"
