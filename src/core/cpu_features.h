@@ -33,8 +33,16 @@ typedef enum kiln_cpu_feature {
 #define KILN_CPU_FEATURE_ENUM_(name, bit, str) KILN_CPU_##name = bit,
     KILN_CPU_FEATURE_MAP(KILN_CPU_FEATURE_ENUM_)
 #undef KILN_CPU_FEATURE_ENUM_
-    KILN_CPU_FEATURE_COUNT = 17
+#define KILN_CPU_FEATURE_ONE_(name, bit, str) +1
+    KILN_CPU_FEATURE_COUNT = 0 KILN_CPU_FEATURE_MAP(KILN_CPU_FEATURE_ONE_)
+#undef KILN_CPU_FEATURE_ONE_
 } kiln_cpu_feature;
+/* The bits are in records' feature words (docs/format.md), so they are explicit; dense from 0,
+   so that KILN_CPU_FEATURE_COUNT bounds them and no two features share one. */
+#define KILN_CPU_FEATURE_MASK_(name, bit, str) | ((uint64_t)1 << (bit))
+_Static_assert((0 KILN_CPU_FEATURE_MAP(KILN_CPU_FEATURE_MASK_)) == (((uint64_t)1 << KILN_CPU_FEATURE_COUNT) - 1),
+               "CPU feature bits are 0 .. KILN_CPU_FEATURE_COUNT - 1, each once");
+#undef KILN_CPU_FEATURE_MASK_
 
 #define KILN_CPU_BIT(f) ((uint64_t)1 << KILN_CPU_##f)
 

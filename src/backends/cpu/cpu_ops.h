@@ -19,45 +19,89 @@
 #define KILN_CPU_MAX_STEP_TENSORS 8
 #define KILN_CPU_MAX_RANK 8
 
-typedef enum kiln_cpu_op {
-    KILN_CPU_OP_GEMM = 1,           /* in: A, B, [bias]        out: Y */
-    KILN_CPU_OP_CONV2D = 2,         /* in: X, W, [bias]        out: Y   (grouped, depthwise) */
-    KILN_CPU_OP_POOL2D = 3,         /* in: X                   out: Y   (max / average / global) */
-    KILN_CPU_OP_UNARY = 4,          /* in: X                   out: Y */
-    KILN_CPU_OP_BINARY = 5,         /* in: A, B                out: Y   (broadcast by strides) */
-    KILN_CPU_OP_SOFTMAX = 6,        /* in: X                   out: Y */
-    KILN_CPU_OP_LAYERNORM = 7,      /* in: X, scale, [bias]    out: Y */
-    KILN_CPU_OP_CHANNEL_AFFINE = 8, /* in: X, scale[C], shift[C] out: Y (inference BatchNorm) */
-    KILN_CPU_OP_COPY = 9,           /* in: X                   out: Y   (Reshape/Flatten/Identity...) */
-    KILN_CPU_OP_TRANSPOSE = 10,     /* in: X                   out: Y */
-} kiln_cpu_op;
-#define KILN_CPU_OP_COUNT 11        /* table size: index 0 unused */
+/* The one list of lowered ops: X(NAME, value, step name, parameter struct). The value is the
+ * step's `op` field in the context binary (docs/format.md): never renumber an op, give a new
+ * one the next value. The enum, KILN_CPU_OP_COUNT, the step names (kiln_ctxbin_op_name) and the
+ * size of each op's parameters come from this list; what the runtime does with an op's
+ * parameters is its row of kiln_cpu_op_info (kernels/op_info.c). Slots of the steps:
+ *   GEMM            in: A, B, [bias]            out: Y
+ *   CONV2D          in: X, W, [bias], [residual] out: Y  (grouped, depthwise)
+ *   POOL2D          in: X                       out: Y   (max / average / global)
+ *   UNARY           in: X                       out: Y
+ *   BINARY          in: A, B                    out: Y   (broadcast by strides)
+ *   SOFTMAX         in: X                       out: Y
+ *   LAYERNORM       in: X, scale, [bias], [residual] out: Y
+ *   CHANNEL_AFFINE  in: X, scale[C], shift[C]   out: Y   (inference BatchNorm)
+ *   COPY            in: X                       out: Y   (Reshape/Flatten/Identity...)
+ *   TRANSPOSE       in: X                       out: Y */
+#define KILN_CPU_OP_LIST(X)                                           \
+    X(GEMM, 1, "gemm", kiln_cpu_gemm_params)                          \
+    X(CONV2D, 2, "conv2d", kiln_cpu_conv_params)                      \
+    X(POOL2D, 3, "pool2d", kiln_cpu_pool_params)                      \
+    X(UNARY, 4, "unary", kiln_cpu_unary_params)                       \
+    X(BINARY, 5, "binary", kiln_cpu_binary_params)                    \
+    X(SOFTMAX, 6, "softmax", kiln_cpu_softmax_params)                 \
+    X(LAYERNORM, 7, "layernorm", kiln_cpu_layernorm_params)           \
+    X(CHANNEL_AFFINE, 8, "channel_affine", kiln_cpu_affine_params)    \
+    X(COPY, 9, "copy", kiln_cpu_copy_params)                          \
+    X(TRANSPOSE, 10, "transpose", kiln_cpu_transpose_params)
 
-/* Activation applied elementwise, alone (UNARY) or fused into an epilogue. */
+/* Helpers for deriving counts from the lists: one `+ 1` per row, one bit per row's value. */
+#define KILN_CPU_LIST_PLUS_ONE_(name, value, ...) +1
+#define KILN_CPU_LIST_BIT_(name, value, ...) | ((uint64_t)1 << (value))
+
+typedef enum kiln_cpu_op {
+#define KILN_CPU_OP_ENUM_(name, value, ...) KILN_CPU_OP_##name = value,
+    KILN_CPU_OP_LIST(KILN_CPU_OP_ENUM_)
+#undef KILN_CPU_OP_ENUM_
+} kiln_cpu_op;
+/* Table size of arrays indexed by op: index 0 unused. */
+#define KILN_CPU_OP_COUNT (1 KILN_CPU_OP_LIST(KILN_CPU_LIST_PLUS_ONE_))
+_Static_assert((0 KILN_CPU_OP_LIST(KILN_CPU_LIST_BIT_)) == (((uint64_t)1 << KILN_CPU_OP_COUNT) - 2),
+               "ops are numbered 1 .. KILN_CPU_OP_COUNT - 1, each value once");
+
+/* Activation applied elementwise, alone (UNARY) or fused into an epilogue. The kind is stored
+ * in the binary's parameters (docs/format.md): values are fixed, a new one takes the next.
+ * Two lists, one enum: activations an ONNX op of its own lowers to as a UNARY step, with the
+ * attribute defaults of that op, X(NAME, value, ONNX op, default alpha, default beta) ... */
+#define KILN_CPU_ACT_ONNX_LIST(X)                   \
+    X(RELU, 1, "Relu", 0, 0)                        \
+    X(LEAKY_RELU, 2, "LeakyRelu", 0.01f, 0)         \
+    X(SIGMOID, 4, "Sigmoid", 0, 0)                  \
+    X(TANH, 5, "Tanh", 0, 0)                        \
+    X(HARD_SIGMOID, 6, "HardSigmoid", 0.2f, 0.5f)   \
+    X(HARD_SWISH, 7, "HardSwish", 0, 0)             \
+    X(ELU, 11, "Elu", 1.0f, 0)                      \
+    X(EXP, 12, "Exp", 0, 0)                         \
+    X(LOG, 13, "Log", 0, 0)                         \
+    X(SQRT, 14, "Sqrt", 0, 0)                       \
+    X(NEG, 15, "Neg", 0, 0)                         \
+    X(ABS, 16, "Abs", 0, 0)                         \
+    X(ERF, 17, "Erf", 0, 0)                         \
+    X(RECIPROCAL, 18, "Reciprocal", 0, 0)           \
+    X(SOFTPLUS, 19, "Softplus", 0, 0)
+/* ... and the others, X(NAME, value, what it computes): made by fusion (a decomposed GELU or
+ * SiLU), or, Clip, by a lowering with attribute rules of its own (aot_ops_elementwise.c). */
+#define KILN_CPU_ACT_OTHER_LIST(X)                                  \
+    X(NONE, 0, "x (no activation)")                                 \
+    X(CLIP, 3, "min(max(x, alpha), beta)")                          \
+    X(GELU_ERF, 8, "0.5 x (1 + erf(x / sqrt 2))")                   \
+    X(GELU_TANH, 9, "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))") \
+    X(SILU, 10, "x * sigmoid(x)")                                   \
+    X(IDENTITY, 20, "x")
+/* Of the first list: LEAKY_RELU uses alpha; HARD_SIGMOID is max(0, min(1, alpha*x + beta));
+ * HARD_SWISH is x * max(0, min(1, x/6 + 1/2)); ELU uses alpha. */
+
 typedef enum kiln_cpu_act_kind {
-    KILN_CPU_ACT_NONE = 0,
-    KILN_CPU_ACT_RELU = 1,
-    KILN_CPU_ACT_LEAKY_RELU = 2,    /* alpha */
-    KILN_CPU_ACT_CLIP = 3,          /* alpha = min, beta = max */
-    KILN_CPU_ACT_SIGMOID = 4,
-    KILN_CPU_ACT_TANH = 5,
-    KILN_CPU_ACT_HARD_SIGMOID = 6,  /* max(0, min(1, alpha*x + beta)) */
-    KILN_CPU_ACT_HARD_SWISH = 7,    /* x * max(0, min(1, x/6 + 1/2)) */
-    KILN_CPU_ACT_GELU_ERF = 8,      /* 0.5 x (1 + erf(x / sqrt 2)) */
-    KILN_CPU_ACT_GELU_TANH = 9,
-    KILN_CPU_ACT_SILU = 10,         /* x * sigmoid(x) */
-    KILN_CPU_ACT_ELU = 11,          /* alpha */
-    KILN_CPU_ACT_EXP = 12,
-    KILN_CPU_ACT_LOG = 13,
-    KILN_CPU_ACT_SQRT = 14,
-    KILN_CPU_ACT_NEG = 15,
-    KILN_CPU_ACT_ABS = 16,
-    KILN_CPU_ACT_ERF = 17,
-    KILN_CPU_ACT_RECIPROCAL = 18,
-    KILN_CPU_ACT_SOFTPLUS = 19,
-    KILN_CPU_ACT_IDENTITY = 20,
+#define KILN_CPU_ACT_ENUM_(name, value, ...) KILN_CPU_ACT_##name = value,
+    KILN_CPU_ACT_ONNX_LIST(KILN_CPU_ACT_ENUM_) KILN_CPU_ACT_OTHER_LIST(KILN_CPU_ACT_ENUM_)
+#undef KILN_CPU_ACT_ENUM_
 } kiln_cpu_act_kind;
-#define KILN_CPU_ACT_COUNT 21
+#define KILN_CPU_ACT_COUNT \
+    (0 KILN_CPU_ACT_ONNX_LIST(KILN_CPU_LIST_PLUS_ONE_) KILN_CPU_ACT_OTHER_LIST(KILN_CPU_LIST_PLUS_ONE_))
+_Static_assert((0 KILN_CPU_ACT_ONNX_LIST(KILN_CPU_LIST_BIT_) KILN_CPU_ACT_OTHER_LIST(KILN_CPU_LIST_BIT_)) ==
+                   (((uint64_t)1 << KILN_CPU_ACT_COUNT) - 1),
+               "activations are numbered 0 .. KILN_CPU_ACT_COUNT - 1, each value once");
 
 typedef struct kiln_cpu_act {
     uint32_t kind;                  /* kiln_cpu_act_kind */
@@ -138,10 +182,20 @@ typedef struct kiln_cpu_unary_params {
     kiln_cpu_act act;
 } kiln_cpu_unary_params;
 
+/* Binary arithmetic, X(NAME, value, ONNX op): the kind is stored in the binary's parameters
+ * (values fixed, a new one takes the next). */
+#define KILN_CPU_BIN_LIST(X)                                                           \
+    X(ADD, 0, "Add") X(SUB, 1, "Sub") X(MUL, 2, "Mul") X(DIV, 3, "Div") X(MAX, 4, "Max") \
+    X(MIN, 5, "Min") X(POW, 6, "Pow")
+
 typedef enum kiln_cpu_binary_kind {
-    KILN_CPU_BIN_ADD = 0, KILN_CPU_BIN_SUB = 1, KILN_CPU_BIN_MUL = 2, KILN_CPU_BIN_DIV = 3,
-    KILN_CPU_BIN_MAX = 4, KILN_CPU_BIN_MIN = 5, KILN_CPU_BIN_POW = 6,
+#define KILN_CPU_BIN_ENUM_(name, value, ...) KILN_CPU_BIN_##name = value,
+    KILN_CPU_BIN_LIST(KILN_CPU_BIN_ENUM_)
+#undef KILN_CPU_BIN_ENUM_
 } kiln_cpu_binary_kind;
+#define KILN_CPU_BIN_COUNT (0 KILN_CPU_BIN_LIST(KILN_CPU_LIST_PLUS_ONE_))
+_Static_assert((0 KILN_CPU_BIN_LIST(KILN_CPU_LIST_BIT_)) == (((uint64_t)1 << KILN_CPU_BIN_COUNT) - 1),
+               "binary kinds are numbered 0 .. KILN_CPU_BIN_COUNT - 1, each value once");
 
 /* Y = act(A op B) over out_shape; a_strides/b_strides are element strides of A and B laid over
  * out_shape (0 on broadcast dimensions). */
@@ -189,10 +243,9 @@ typedef struct kiln_cpu_transpose_params {
     int64_t perm[KILN_CPU_MAX_RANK];
 } kiln_cpu_transpose_params;
 
-_Static_assert(sizeof(kiln_cpu_gemm_params) <= KILN_CPU_PARAMS_SIZE, "params too large");
-_Static_assert(sizeof(kiln_cpu_conv_params) <= KILN_CPU_PARAMS_SIZE, "params too large");
-_Static_assert(sizeof(kiln_cpu_pool_params) <= KILN_CPU_PARAMS_SIZE, "params too large");
-_Static_assert(sizeof(kiln_cpu_binary_params) <= KILN_CPU_PARAMS_SIZE, "params too large");
-_Static_assert(sizeof(kiln_cpu_transpose_params) <= KILN_CPU_PARAMS_SIZE, "params too large");
+#define KILN_CPU_PARAMS_FIT_(name, value, str, params) \
+    _Static_assert(sizeof(params) <= KILN_CPU_PARAMS_SIZE, #params " is larger than a step's params");
+KILN_CPU_OP_LIST(KILN_CPU_PARAMS_FIT_)
+#undef KILN_CPU_PARAMS_FIT_
 
 #endif

@@ -26,16 +26,23 @@
 
 #include "kiln/kiln.h"
 
+/* Attribute types, X(NAME, value, letter of kiln_kernel.attrs): the value is stored in the
+ * program format's attribute records (docs/format.md), so it is explicit and fixed. */
+#define KILN_ATTR_TYPE_LIST(X)                                                                \
+    X(INT, 0, 'i') X(FLOAT, 1, 'f') X(INTS, 2, 'I') X(FLOATS, 3, 'F') X(STRING, 4, 's') X(TENSOR, 5, 't') \
+    X(STRINGS, 6, 'S')
+
 typedef enum kiln_attr_type {
-    KILN_ATTR_INT = 0,
-    KILN_ATTR_FLOAT = 1,
-    KILN_ATTR_INTS = 2,
-    KILN_ATTR_FLOATS = 3,
-    KILN_ATTR_STRING = 4,
-    KILN_ATTR_TENSOR = 5,
-    KILN_ATTR_STRINGS = 6,
+#define KILN_ATTR_TYPE_ENUM_(name, value, letter) KILN_ATTR_##name = value,
+    KILN_ATTR_TYPE_LIST(KILN_ATTR_TYPE_ENUM_)
+#undef KILN_ATTR_TYPE_ENUM_
 } kiln_attr_type;
-#define KILN_ATTR_TYPE_COUNT 7
+#define KILN_ATTR_TYPE_ONE_(name, value, letter) +1
+#define KILN_ATTR_TYPE_COUNT (0 KILN_ATTR_TYPE_LIST(KILN_ATTR_TYPE_ONE_))
+#define KILN_ATTR_TYPE_BIT_(name, value, letter) | (1u << (value))
+_Static_assert((0 KILN_ATTR_TYPE_LIST(KILN_ATTR_TYPE_BIT_)) == (1u << KILN_ATTR_TYPE_COUNT) - 1,
+               "attribute types are 0 .. KILN_ATTR_TYPE_COUNT - 1, each once");
+#undef KILN_ATTR_TYPE_BIT_
 
 typedef struct kiln_attr {
     const char *name;

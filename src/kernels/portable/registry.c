@@ -46,15 +46,22 @@ const kiln_arity *kiln_kernel_arity(const kiln_kernel *kernel, int opset)
 
 const char *kiln_attr_type_name(kiln_attr_type type)
 {
-    static const char *const names[KILN_ATTR_TYPE_COUNT] = {"INT", "FLOAT", "INTS", "FLOATS", "STRING", "TENSOR",
-                                                            "STRINGS"};
+    static const char *const names[KILN_ATTR_TYPE_COUNT] = {
+#define ATTR_TYPE_NAME(name, value, letter) [value] = #name,
+        KILN_ATTR_TYPE_LIST(ATTR_TYPE_NAME)
+#undef ATTR_TYPE_NAME
+    };
     return (unsigned)type < KILN_ATTR_TYPE_COUNT ? names[type] : "?";
 }
 
 /* The attribute type of a letter of kiln_kernel.attrs, or -1. */
 static int letter_type(char c)
 {
-    static const char letters[KILN_ATTR_TYPE_COUNT + 1] = "ifIFstS"; /* in kiln_attr_type order */
+    static const char letters[KILN_ATTR_TYPE_COUNT + 1] = { /* indexed by type, then a NUL for strchr */
+#define ATTR_TYPE_LETTER(name, value, letter) [value] = letter,
+        KILN_ATTR_TYPE_LIST(ATTR_TYPE_LETTER)
+#undef ATTR_TYPE_LETTER
+    };
     const char *p = c ? strchr(letters, c) : NULL;
     return p ? (int)(p - letters) : -1;
 }

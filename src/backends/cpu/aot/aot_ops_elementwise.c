@@ -23,21 +23,9 @@ typedef struct act_entry {
 } act_entry;
 
 static const act_entry act_table[] = {
-    {"Relu", KILN_CPU_ACT_RELU, 0, 0},
-    {"LeakyRelu", KILN_CPU_ACT_LEAKY_RELU, 0.01f, 0},
-    {"Sigmoid", KILN_CPU_ACT_SIGMOID, 0, 0},
-    {"Tanh", KILN_CPU_ACT_TANH, 0, 0},
-    {"HardSigmoid", KILN_CPU_ACT_HARD_SIGMOID, 0.2f, 0.5f},
-    {"HardSwish", KILN_CPU_ACT_HARD_SWISH, 0, 0},
-    {"Elu", KILN_CPU_ACT_ELU, 1.0f, 0},
-    {"Exp", KILN_CPU_ACT_EXP, 0, 0},
-    {"Log", KILN_CPU_ACT_LOG, 0, 0},
-    {"Sqrt", KILN_CPU_ACT_SQRT, 0, 0},
-    {"Neg", KILN_CPU_ACT_NEG, 0, 0},
-    {"Abs", KILN_CPU_ACT_ABS, 0, 0},
-    {"Erf", KILN_CPU_ACT_ERF, 0, 0},
-    {"Reciprocal", KILN_CPU_ACT_RECIPROCAL, 0, 0},
-    {"Softplus", KILN_CPU_ACT_SOFTPLUS, 0, 0},
+#define ACT_ENTRY(name, value, onnx_op, alpha, beta) {onnx_op, KILN_CPU_ACT_##name, alpha, beta},
+    KILN_CPU_ACT_ONNX_LIST(ACT_ENTRY)
+#undef ACT_ENTRY
 };
 
 /* A Clip bound input (opset >= 11): absent keeps the default; otherwise a constant f32 scalar. */
@@ -94,8 +82,9 @@ typedef struct binary_entry {
 } binary_entry;
 
 static const binary_entry binary_table[] = {
-    {"Add", KILN_CPU_BIN_ADD}, {"Sub", KILN_CPU_BIN_SUB}, {"Mul", KILN_CPU_BIN_MUL}, {"Div", KILN_CPU_BIN_DIV},
-    {"Max", KILN_CPU_BIN_MAX}, {"Min", KILN_CPU_BIN_MIN}, {"Pow", KILN_CPU_BIN_POW},
+#define BINARY_ENTRY(name, value, onnx_op) {onnx_op, KILN_CPU_BIN_##name},
+    KILN_CPU_BIN_LIST(BINARY_ENTRY)
+#undef BINARY_ENTRY
 };
 
 /* Drops unit dims and merges neighbours that both operands traverse contiguously (or both

@@ -90,6 +90,40 @@ kiln_status kiln_cpu_step_validate(uint32_t op, const void *params, const kiln_t
                                    const size_t *in_sizes, kiln_tensor *const *out, size_t n_out,
                                    const size_t *out_sizes, uint32_t mr, uint32_t nr);
 
+/* The tensors of one step and their buffers' bytes, as the validators of kiln_cpu_op_info get
+ * them from kiln_cpu_step_validate (sizes NULL: each tensor's own shape). */
+typedef struct kiln_cpu_step_io {
+    const kiln_tensor *const *in;
+    size_t n_in;
+    const size_t *in_sizes;
+    kiln_tensor *const *out;
+    size_t n_out;
+    const size_t *out_sizes;
+} kiln_cpu_step_io;
+
+/* What the runtime knows of an op besides its kernels: the one place an op's parameters are
+ * interpreted outside the kernels and the lowering (op_info.c). The functions get params as a
+ * pointer to the op's parameter struct, for validate as stored in the step (the checks of
+ * kiln_cpu_step_validate), for the others aligned (the caller copies params_size bytes). */
+typedef struct kiln_cpu_op_descriptor {
+    size_t params_size;         /* sizeof the op's parameter struct (KILN_CPU_OP_LIST) */
+    /* KILN_OK when params and the tensors agree (kiln_cpu_step_validate); never NULL */
+    kiln_status (*validate)(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr);
+    /* bytes of workspace on table k given an L2 of l2 bytes (kiln_cpu_workspace_size, which has
+       checked k's tile); NULL: the op needs none */
+    size_t (*workspace)(const kiln_cpu_kernels *k, const void *params, size_t l2);
+    /* whether the step reads a weight packed for the record's register tile; NULL: never */
+    bool (*reads_packed)(const void *params);
+    /* whether it reads weights as bf16 pairs (precision bf16), which only tables with bf16 run;
+       NULL: never */
+    bool (*reads_bf16)(const void *params);
+} kiln_cpu_op_descriptor;
+
+/* Indexed by kiln_cpu_op; a row of every op of KILN_CPU_OP_LIST (row 0, no op, is zero). */
+extern const kiln_cpu_op_descriptor kiln_cpu_op_info[KILN_CPU_OP_COUNT];
+/* op's row, or NULL for a value that is no op (from an untrusted binary, say). */
+const kiln_cpu_op_descriptor *kiln_cpu_op_find(uint32_t op);
+
 /* Weight packing (pack.c), shared by the lowering and the tests.
  * B panels: N is cut into ceil(N/nr) panels of nr columns; panel p holds K rows of nr floats
  * (columns past N zero-filled), panels back to back. src is K x N row-major (N x K if trans).

@@ -24,6 +24,7 @@
 #include <math.h>
 
 #include "backends/cpu/kernels/kernel_kit.h"
+#include "backends/cpu/kernels/op_info.h"
 #include "core/check.h"
 
 /* Counts, leading dims and batch strides: far above real tensors, far below overflow. */
@@ -33,16 +34,6 @@
 #define PANEL_MAX 256u
 
 #define BAD KILN_ERROR_INCOMPATIBLE
-
-/* The step's tensors and their sizes. */
-typedef struct step_io {
-    const kiln_tensor *const *in;
-    size_t n_in;
-    const size_t *in_sizes;
-    kiln_tensor *const *out;
-    size_t n_out;
-    const size_t *out_sizes;
-} step_io;
 
 static bool in_range(int64_t v, int64_t lo, int64_t hi) { return v >= lo && v <= hi; }
 
@@ -90,7 +81,7 @@ static kiln_status shape_numel(const kiln_tensor *t, int64_t *numel)
 
 /* The params describe every element of the output: `count` (their product, computed with
    checked arithmetic by the caller) is exactly the elements of output 0's shape. */
-static kiln_status out_count_is(const step_io *io, int64_t count)
+static kiln_status out_count_is(const kiln_cpu_step_io *io, int64_t count)
 {
     int64_t numel;
     KILN_CHECK(io->n_out >= 1, BAD);
@@ -100,7 +91,7 @@ static kiln_status out_count_is(const step_io *io, int64_t count)
 }
 
 /* Input i must exist, be `dtype` (-1: any) and hold at least `need` bytes. */
-static kiln_status need_in(const step_io *io, size_t i, int dtype, uint64_t need)
+static kiln_status need_in(const kiln_cpu_step_io *io, size_t i, int dtype, uint64_t need)
 {
     KILN_CHECK(i < io->n_in, BAD);
     uint64_t have;
@@ -109,7 +100,7 @@ static kiln_status need_in(const step_io *io, size_t i, int dtype, uint64_t need
     return KILN_OK;
 }
 
-static kiln_status need_out(const step_io *io, size_t i, int dtype, uint64_t need)
+static kiln_status need_out(const kiln_cpu_step_io *io, size_t i, int dtype, uint64_t need)
 {
     KILN_CHECK(i < io->n_out, BAD);
     uint64_t have;
@@ -125,14 +116,14 @@ static kiln_status f32_bytes(int64_t count, uint64_t *bytes)
     return KILN_OK;
 }
 
-static kiln_status need_in_f32(const step_io *io, size_t i, int64_t count)
+static kiln_status need_in_f32(const kiln_cpu_step_io *io, size_t i, int64_t count)
 {
     uint64_t bytes;
     KILN_TRY(f32_bytes(count, &bytes));
     return need_in(io, i, KILN_DTYPE_F32, bytes);
 }
 
-static kiln_status need_out_f32(const step_io *io, size_t i, int64_t count)
+static kiln_status need_out_f32(const kiln_cpu_step_io *io, size_t i, int64_t count)
 {
     uint64_t bytes;
     KILN_TRY(f32_bytes(count, &bytes));
@@ -162,7 +153,7 @@ static kiln_status matrix_extent(int64_t batch, int64_t bs, int64_t rows, int64_
 
 /* ---- GEMM ---- */
 
-static kiln_status validate_gemm_b(const kiln_cpu_gemm_params *p, const step_io *io, uint32_t nr)
+static kiln_status validate_gemm_b(const kiln_cpu_gemm_params *p, const kiln_cpu_step_io *io, uint32_t nr)
 {
     if (p->b_packed == KILN_CPU_PACKED_BF16) {
         KILN_CHECK(p->b_batch_stride == 0, BAD);
@@ -193,7 +184,7 @@ static kiln_status validate_gemm_b(const kiln_cpu_gemm_params *p, const step_io 
     return need_in_f32(io, 1, extent);
 }
 
-static kiln_status validate_gemm_bias(const kiln_cpu_gemm_params *p, const step_io *io)
+static kiln_status validate_gemm_bias(const kiln_cpu_gemm_params *p, const kiln_cpu_step_io *io)
 {
     int64_t count, mn;
     switch (p->bias_kind) {
@@ -210,8 +201,9 @@ static kiln_status validate_gemm_bias(const kiln_cpu_gemm_params *p, const step_
     return need_in_f32(io, 2, count);
 }
 
-static kiln_status validate_gemm(const kiln_cpu_gemm_params *p, const step_io *io, uint32_t nr)
+kiln_status kiln_cpu_validate_gemm(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
 {
+    const kiln_cpu_gemm_params *p = params;
     const int64_t counts[] = {p->M, p->N, p->K, p->batch, p->lda, p->ldb, p->ldy, p->a_batch_stride,
                               p->b_batch_stride, p->y_batch_stride, p->bias_batch_stride};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) KILN_CHECK(in_range(counts[i], 0, COUNT_MAX), BAD);
@@ -244,7 +236,8 @@ static kiln_status validate_gemm(const kiln_cpu_gemm_params *p, const step_io *i
 
 /* ---- CONV2D / POOL2D ---- */
 
-static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const step_io *io, uint32_t mr, uint32_t nr)
+static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const kiln_cpu_step_io *io, uint32_t mr,
+                                         uint32_t nr)
 {
     int64_t taps;
     KILN_CHECK(!__builtin_mul_overflow(p->KH, p->KW, &taps), BAD);
@@ -287,8 +280,9 @@ static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const st
     return need_in(io, 1, p->bf16 ? KILN_DTYPE_BF16 : KILN_DTYPE_F32, bytes);
 }
 
-static kiln_status validate_conv(const kiln_cpu_conv_params *p, const step_io *io, uint32_t mr, uint32_t nr)
+kiln_status kiln_cpu_validate_conv(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
 {
+    const kiln_cpu_conv_params *p = params;
     const int64_t sizes[] = {p->N, p->C, p->H, p->W, p->M, p->OH, p->OW, p->pad_top, p->pad_left};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) KILN_CHECK(in_range(sizes[i], 0, GEOMETRY_MAX), BAD);
     const int64_t positive[] = {p->KH, p->KW, p->stride_h, p->stride_w, p->dil_h, p->dil_w, p->group};
@@ -329,8 +323,9 @@ static bool pool_axis_fits(int64_t in, int64_t out, int64_t k, int64_t stride, i
     return room >= 0 && (out - 1) * stride <= room + stride - 1;
 }
 
-static kiln_status validate_pool(const kiln_cpu_pool_params *p, const step_io *io)
+kiln_status kiln_cpu_validate_pool(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
 {
+    const kiln_cpu_pool_params *p = params;
     const int64_t sizes[] = {p->N, p->C, p->H, p->W, p->OH, p->OW, p->pad_top, p->pad_left, p->pad_bottom, p->pad_right};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) KILN_CHECK(in_range(sizes[i], 0, GEOMETRY_MAX), BAD);
     const int64_t positive[] = {p->KH, p->KW, p->stride_h, p->stride_w, p->dil_h, p->dil_w};
@@ -352,8 +347,9 @@ static kiln_status validate_pool(const kiln_cpu_pool_params *p, const step_io *i
 
 /* ---- elementwise and rows ---- */
 
-static kiln_status validate_unary(const kiln_cpu_unary_params *p, const step_io *io)
+kiln_status kiln_cpu_validate_unary(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
 {
+    const kiln_cpu_unary_params *p = params;
     KILN_CHECK(in_range(p->count, 0, COUNT_MAX), BAD);
     KILN_TRY(check_act(&p->act));
     KILN_TRY(out_count_is(io, p->count));
@@ -374,9 +370,10 @@ static kiln_status strided_extent(uint32_t rank, const int64_t *shape, const int
     return KILN_OK;
 }
 
-static kiln_status validate_binary(const kiln_cpu_binary_params *p, const step_io *io)
+kiln_status kiln_cpu_validate_binary(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
 {
-    KILN_CHECK(p->kind <= KILN_CPU_BIN_POW && p->rank <= KILN_CPU_MAX_RANK, BAD);
+    const kiln_cpu_binary_params *p = params;
+    KILN_CHECK(p->kind < KILN_CPU_BIN_COUNT && p->rank <= KILN_CPU_MAX_RANK, BAD);
     KILN_TRY(check_act(&p->act));
     int64_t numel = 1;
     for (uint32_t d = 0; d < p->rank; d++) {
@@ -394,8 +391,9 @@ static kiln_status validate_binary(const kiln_cpu_binary_params *p, const step_i
     return need_out_f32(io, 0, numel);
 }
 
-static kiln_status validate_softmax(const kiln_cpu_softmax_params *p, const step_io *io)
+kiln_status kiln_cpu_validate_softmax(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
 {
+    const kiln_cpu_softmax_params *p = params;
     KILN_CHECK(in_range(p->outer, 0, COUNT_MAX) && in_range(p->n, 0, COUNT_MAX) && in_range(p->inner, 0, COUNT_MAX),
                BAD);
     KILN_CHECK(p->log <= 1, BAD);
@@ -406,8 +404,9 @@ static kiln_status validate_softmax(const kiln_cpu_softmax_params *p, const step
     return need_out_f32(io, 0, count);
 }
 
-static kiln_status validate_layernorm(const kiln_cpu_layernorm_params *p, const step_io *io)
+kiln_status kiln_cpu_validate_layernorm(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
 {
+    const kiln_cpu_layernorm_params *p = params;
     KILN_CHECK(in_range(p->outer, 0, COUNT_MAX) && in_range(p->n, 0, COUNT_MAX), BAD);
     KILN_CHECK(p->has_bias <= 1 && p->rms <= 1 && p->has_residual <= 1 && isfinite(p->epsilon), BAD);
     int64_t count;
@@ -420,8 +419,9 @@ static kiln_status validate_layernorm(const kiln_cpu_layernorm_params *p, const 
     return need_out_f32(io, 0, count);
 }
 
-static kiln_status validate_affine(const kiln_cpu_affine_params *p, const step_io *io)
+kiln_status kiln_cpu_validate_affine(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
 {
+    const kiln_cpu_affine_params *p = params;
     KILN_CHECK(in_range(p->N, 0, COUNT_MAX) && in_range(p->C, 0, COUNT_MAX) && in_range(p->inner, 0, COUNT_MAX), BAD);
     KILN_TRY(check_act(&p->act));
     int64_t count;
@@ -433,8 +433,9 @@ static kiln_status validate_affine(const kiln_cpu_affine_params *p, const step_i
     return need_out_f32(io, 0, count);
 }
 
-static kiln_status validate_copy(const kiln_cpu_copy_params *p, const step_io *io)
+kiln_status kiln_cpu_validate_copy(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
 {
+    const kiln_cpu_copy_params *p = params;
     int64_t numel, bytes;
     KILN_CHECK(p->bytes >= 0 && io->n_out >= 1, BAD);
     KILN_TRY(shape_numel(io->out[0], &numel));
@@ -445,8 +446,9 @@ static kiln_status validate_copy(const kiln_cpu_copy_params *p, const step_io *i
     return need_out(io, 0, -1, (uint64_t)p->bytes);
 }
 
-static kiln_status validate_transpose(const kiln_cpu_transpose_params *p, const step_io *io)
+kiln_status kiln_cpu_validate_transpose(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
 {
+    const kiln_cpu_transpose_params *p = params;
     KILN_CHECK(p->rank <= KILN_CPU_MAX_RANK, BAD);
     KILN_CHECK(p->elem_size == 1 || p->elem_size == 2 || p->elem_size == 4 || p->elem_size == 8, BAD);
     bool seen[KILN_CPU_MAX_RANK] = {false};
@@ -473,18 +475,8 @@ kiln_status kiln_cpu_step_validate(uint32_t op, const void *params, const kiln_t
 {
     /* Every op writes exactly one output; a second one would count as written without ever being. */
     KILN_CHECK(params != NULL && (in || n_in == 0) && out && n_out == 1, BAD);
-    step_io io = {in, n_in, in_sizes, out, n_out, out_sizes};
-    switch (op) {
-    case KILN_CPU_OP_GEMM: return validate_gemm(params, &io, nr);
-    case KILN_CPU_OP_CONV2D: return validate_conv(params, &io, mr, nr);
-    case KILN_CPU_OP_POOL2D: return validate_pool(params, &io);
-    case KILN_CPU_OP_UNARY: return validate_unary(params, &io);
-    case KILN_CPU_OP_BINARY: return validate_binary(params, &io);
-    case KILN_CPU_OP_SOFTMAX: return validate_softmax(params, &io);
-    case KILN_CPU_OP_LAYERNORM: return validate_layernorm(params, &io);
-    case KILN_CPU_OP_CHANNEL_AFFINE: return validate_affine(params, &io);
-    case KILN_CPU_OP_COPY: return validate_copy(params, &io);
-    case KILN_CPU_OP_TRANSPOSE: return validate_transpose(params, &io);
-    default: return BAD;
-    }
+    const kiln_cpu_op_descriptor *info = kiln_cpu_op_find(op);
+    KILN_CHECK(info != NULL, BAD);
+    kiln_cpu_step_io io = {in, n_in, in_sizes, out, n_out, out_sizes};
+    return info->validate(params, &io, mr, nr);
 }

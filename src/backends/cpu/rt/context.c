@@ -4,6 +4,7 @@
  * kiln_cpu_context_destroy undoes exactly: pointers are NULL until their allocation succeeded,
  * and group membership is recorded only once it is held.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,37 +40,33 @@ kiln_status kiln_cpu_context_new(const kiln_cpu_key *key, kiln_cpu_context **out
 
 #define REJECT(...) kiln_ctxbin_reject(message, message_size, __VA_ARGS__)
 
-/* Whether a step reads a weight packed for the record's register tile: a GEMM with packed B,
-   or a convolution that is not depthwise (its filters are packed A panels). */
-static bool step_reads_packed_weight(const kiln_ctx_step *step)
+/* A step's params, copied to where the parameter struct's alignment holds (the step's own bytes
+   sit in the binary at no particular alignment). */
+typedef union aligned_params {
+    max_align_t align;
+    unsigned char bytes[KILN_CPU_PARAMS_SIZE];
+} aligned_params;
+
+static const void *params_copy(const kiln_ctx_step *step, const kiln_cpu_op_descriptor *info, aligned_params *copy)
 {
-    if (step->op == KILN_CPU_OP_GEMM) {
-        kiln_cpu_gemm_params p;
-        memcpy(&p, step->params, sizeof p);
-        return p.b_packed != 0;
-    }
-    if (step->op == KILN_CPU_OP_CONV2D) {
-        kiln_cpu_conv_params p;
-        memcpy(&p, step->params, sizeof p);
-        return !p.depthwise;
-    }
-    return false;
+    memcpy(copy->bytes, step->params, info->params_size);
+    return copy->bytes;
 }
 
-/* A GEMM step whose B, or a convolution whose filters, are packed as bf16 pairs (precision bf16). */
+/* Whether a step reads a weight packed for the record's register tile (kiln_cpu_op_info). */
+static bool step_reads_packed_weight(const kiln_ctx_step *step)
+{
+    const kiln_cpu_op_descriptor *info = kiln_cpu_op_find(step->op);
+    aligned_params copy;
+    return info && info->reads_packed && info->reads_packed(params_copy(step, info, &copy));
+}
+
+/* Whether a step holds its weights as bf16 pairs (precision bf16). */
 static bool step_reads_bf16_weight(const kiln_ctx_step *step)
 {
-    if (step->op == KILN_CPU_OP_GEMM) {
-        kiln_cpu_gemm_params p;
-        memcpy(&p, step->params, sizeof p);
-        return p.b_packed == KILN_CPU_PACKED_BF16;
-    }
-    if (step->op == KILN_CPU_OP_CONV2D) {
-        kiln_cpu_conv_params p;
-        memcpy(&p, step->params, sizeof p);
-        return p.bf16 != 0;
-    }
-    return false;
+    const kiln_cpu_op_descriptor *info = kiln_cpu_op_find(step->op);
+    aligned_params copy;
+    return info && info->reads_bf16 && info->reads_bf16(params_copy(step, info, &copy));
 }
 
 static bool record_has_packed_weights(const kiln_ctxbin *bin, const kiln_ctx_record *r)

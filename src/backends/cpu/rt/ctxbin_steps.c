@@ -16,11 +16,9 @@
 #include "core/check.h"
 
 static const char *const op_names[KILN_CPU_OP_COUNT] = {
-    [KILN_CPU_OP_GEMM] = "gemm",         [KILN_CPU_OP_CONV2D] = "conv2d",
-    [KILN_CPU_OP_POOL2D] = "pool2d",     [KILN_CPU_OP_UNARY] = "unary",
-    [KILN_CPU_OP_BINARY] = "binary",     [KILN_CPU_OP_SOFTMAX] = "softmax",
-    [KILN_CPU_OP_LAYERNORM] = "layernorm", [KILN_CPU_OP_CHANNEL_AFFINE] = "channel_affine",
-    [KILN_CPU_OP_COPY] = "copy",         [KILN_CPU_OP_TRANSPOSE] = "transpose",
+#define OP_NAME(name, value, step_name, params) [value] = step_name,
+    KILN_CPU_OP_LIST(OP_NAME)
+#undef OP_NAME
 };
 
 const char *kiln_ctxbin_op_name(uint32_t op) { return op < KILN_CPU_OP_COUNT && op_names[op] ? op_names[op] : "?"; }
@@ -78,7 +76,7 @@ static kiln_status gather_outputs(step_check *c, uint32_t k, const kiln_ctx_step
 static kiln_status check_step(step_check *c, const kiln_ctx_record *r, uint32_t k, const kiln_ctx_step *s)
 {
     const kiln_ctx_graph *g = c->g;
-    if (s->op == 0 || s->op >= KILN_CPU_OP_COUNT) return REJECT(c, "%s: step %u has unknown op %u", c->where, k, s->op);
+    if (!kiln_cpu_op_find(s->op)) return REJECT(c, "%s: step %u has unknown op %u", c->where, k, s->op);
     if (s->n_outputs == 0 || (uint32_t)s->n_inputs + s->n_outputs > KILN_CPU_MAX_STEP_TENSORS)
         return REJECT(c, "%s: step %u has %u inputs and %u outputs", c->where, k, s->n_inputs, s->n_outputs);
     if (s->workspace_size > g->scratch_size - g->workspace_offset)
