@@ -78,14 +78,22 @@ static inline bool kiln_range_ok(uint64_t offset, uint64_t size, uint64_t limit)
     return kiln_add_u64(offset, size, &end) && end <= limit;
 }
 
+/* x rounded up to a multiple of a, a power of two; the caller keeps x + a - 1 in range. The u64
+   form is for file offsets and plan sizes, which are uint64_t on every host. */
 static inline size_t kiln_align_up(size_t x, size_t a) { return (x + (a - 1)) & ~(a - 1); }
+static inline uint64_t kiln_align_up_u64(uint64_t x, uint64_t a) { return (x + (a - 1)) & ~(a - 1); }
 
 /* Integer helpers of the sizing and blocking code (kernels and backends): one definition each.
    kiln_ceil_div_i64 and kiln_round_up_i64 are for a >= 0 (x >= 0) and b > 0 (m > 0): counts and
-   extents, never a signed offset (conv_geom.h's kiln_floor_div / kiln_ceil_div round those). */
+   extents, never a signed offset (kiln_floor_div / kiln_ceil_div below round those). */
 static inline int64_t kiln_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t kiln_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t kiln_ceil_div_i64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t kiln_round_up_i64(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* floor(a / b) and ceil(a / b) for b > 0 and any sign of a: window offsets that a pad makes
+   negative (conv_geom.h, the cpu backend's im2col). */
+static inline int64_t kiln_floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static inline int64_t kiln_ceil_div(int64_t a, int64_t b) { return -kiln_floor_div(-a, b); }
 
 #endif /* KILN_CORE_CHECK_H */

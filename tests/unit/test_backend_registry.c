@@ -2,10 +2,10 @@
  * backend: registration errors, DELEGATE instructions that load, execute and unload through the
  * vtable, missing or unavailable backends, init and execute failures, and a full registry.
  *
- * Layer: tests (runtime). Programs are built with the format writer: values v0..vn (f32 [4],
- * ARENA) and n DELEGATE instructions v[k] -> v[k+1] whose payload holds a scale factor. The
- * test backend multiplies by that scale, so each execute proves the payload reached init()
- * and the tensors reached execute(). Its handles come from the module allocator handed to
+ * Layer: tests (runtime). Programs come from tests/support/delegate_program.h: values v0..vn
+ * (f32 [4], ARENA) and n DELEGATE instructions v[k] -> v[k+1] whose payload holds a scale
+ * factor. The test backend multiplies by that scale, so each execute proves the payload reached
+ * init() and the tensors reached execute(). Its handles come from the module allocator handed to
  * init(), which counts blocks, so "init failure leaves nothing allocated" and "destroy is
  * called on unload" are both checked by the count returning to zero.
  *
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "format/program_writer.h"
+#include "delegate_program.h"
 #include "kiln/backend.h"
 #include "unit_expect.h"
 
@@ -105,53 +105,19 @@ static const kiln_backend qa_noid_backend = {KILN_BACKEND_ABI_VERSION, sizeof(ki
 
 /* ---- programs -------------------------------------------------------------------------------- */
 
-static uint32_t add_string(kiln_program_builder *b, const char *s)
-{
-    uint32_t off;
-    REQUIRE(kiln_program_builder_string(b, s, strlen(s), &off) == KILN_OK);
-    return off;
-}
-
 /* A method "forward" of n chained DELEGATE calls; backends[k] names call k's backend and
    scales[k] its payload's factor. */
 static void *build_delegate_program(size_t n, const char *const *backends, const float *scales, size_t *size)
 {
-    kiln_program_builder *b;
-    REQUIRE(kiln_program_builder_create(kiln_allocator_default(), &b) == KILN_OK);
-    static test_payload payloads[8];
+    test_payload payloads[8];
+    kiln_test_delegate_call calls[8];
     REQUIRE(n < 8);
-    const int64_t dims[1] = {4};
-    uint32_t shape;
-    REQUIRE(kiln_program_builder_i64(b, dims, 1, &shape) == KILN_OK);
-    kiln_fmt_method m = {.name = add_string(b, "forward"), .first_value = kiln_program_builder_n_values(b),
-                         .n_values = (uint32_t)n + 1, .first_instr = kiln_program_builder_n_instrs(b),
-                         .n_instrs = (uint32_t)n, .n_inputs = 1, .n_outputs = 1, .arena_size = 64 * (n + 1)};
-    for (size_t k = 0; k <= n; k++) {
-        char name[8];
-        snprintf(name, sizeof name, "v%zu", k);
-        kiln_fmt_value v = {.name = add_string(b, name), .dtype = KILN_DTYPE_F32, .rank = 1,
-                            .storage = KILN_STORAGE_ARENA, .shape = shape, .segment = KILN_FMT_NONE,
-                            .offset = 64 * k, .size = 16};
-        REQUIRE(kiln_program_builder_value(b, &v, NULL) == KILN_OK);
-    }
     for (size_t k = 0; k < n; k++) {
-        payloads[k].magic = PAYLOAD_MAGIC;
-        payloads[k].scale = scales[k];
-        const int32_t args[2] = {(int32_t)k, (int32_t)k + 1};
-        kiln_fmt_instr in = {.kind = KILN_INSTR_DELEGATE, .op = add_string(b, backends[k]),
-                             .name = add_string(b, "delegate"), .opset = 17,
-                             .first_attr = kiln_program_builder_n_attrs(b), .n_inputs = 1, .n_outputs = 1};
-        REQUIRE(kiln_program_builder_segment(b, &payloads[k], sizeof payloads[k], &in.segment) == KILN_OK);
-        REQUIRE(kiln_program_builder_i32(b, args, 2, &in.args) == KILN_OK);
-        REQUIRE(kiln_program_builder_instr(b, &in, NULL) == KILN_OK);
+        payloads[k] = (test_payload){.magic = PAYLOAD_MAGIC, .scale = scales[k]};
+        calls[k] = (kiln_test_delegate_call){backends[k], &payloads[k], sizeof payloads[k]};
     }
-    const int32_t in_list[1] = {0}, out_list[1] = {(int32_t)n};
-    REQUIRE(kiln_program_builder_i32(b, in_list, 1, &m.inputs) == KILN_OK);
-    REQUIRE(kiln_program_builder_i32(b, out_list, 1, &m.outputs) == KILN_OK);
-    REQUIRE(kiln_program_builder_method(b, &m, NULL) == KILN_OK);
     void *data;
-    REQUIRE(kiln_program_builder_finish(b, &data, size) == KILN_OK);
-    kiln_program_builder_destroy(b);
+    REQUIRE(kiln_test_delegate_program(calls, n, &data, size) == KILN_OK);
     return data;
 }
 

@@ -18,14 +18,15 @@
  *  - execution inside a group is serialised: threads running methods of different modules in
  *    one explicit group never overlap inside execute() (the toy counts who is inside), and every
  *    output is exact (label tsan: ThreadSanitizer sees any unsynchronised buffer use).
- * Programs are built with the format writer (values v0..vn, n DELEGATE calls v[k] -> v[k+1]).
+ * Programs come from tests/support/delegate_program.h (values v0..vn, n DELEGATE calls
+ * v[k] -> v[k+1]).
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "core/alloc.h"
-#include "format/program_writer.h"
+#include "delegate_program.h"
 #include "kiln/backend.h"
 #include "unit_expect.h"
 
@@ -191,49 +192,18 @@ static const kiln_backend toy_backend = {
 
 /* ---- programs ---- */
 
-static uint32_t str(kiln_program_builder *b, const char *s)
-{
-    uint32_t off;
-    REQUIRE(kiln_program_builder_string(b, s, strlen(s), &off) == KILN_OK);
-    return off;
-}
-
 /* Method "forward": n toy calls, call k needing sizes[k] bytes of scratch and scaling by 2. */
 static void *build_program(size_t n, const uint32_t *sizes, size_t *size_out)
 {
-    static toy_payload payloads[4];
+    toy_payload payloads[4];
+    kiln_test_delegate_call calls[4];
     REQUIRE(n <= 4);
-    kiln_program_builder *b;
-    REQUIRE(kiln_program_builder_create(kiln_allocator_default(), &b) == KILN_OK);
-    const int64_t dims[1] = {4};
-    uint32_t shape;
-    REQUIRE(kiln_program_builder_i64(b, dims, 1, &shape) == KILN_OK);
-    kiln_fmt_method m = {.name = str(b, "forward"), .first_value = kiln_program_builder_n_values(b),
-                         .n_values = (uint32_t)n + 1, .first_instr = kiln_program_builder_n_instrs(b),
-                         .n_instrs = (uint32_t)n, .n_inputs = 1, .n_outputs = 1, .arena_size = 64 * (n + 1)};
-    for (size_t k = 0; k <= n; k++) {
-        char name[8];
-        snprintf(name, sizeof name, "t%zu", k);
-        kiln_fmt_value v = {.name = str(b, name), .dtype = KILN_DTYPE_F32, .rank = 1, .storage = KILN_STORAGE_ARENA,
-                            .shape = shape, .segment = KILN_FMT_NONE, .offset = 64 * k, .size = 16};
-        REQUIRE(kiln_program_builder_value(b, &v, NULL) == KILN_OK);
-    }
     for (size_t k = 0; k < n; k++) {
         payloads[k] = (toy_payload){TOY_MAGIC, sizes[k], 2.0f};
-        const int32_t args[2] = {(int32_t)k, (int32_t)k + 1};
-        kiln_fmt_instr in = {.kind = KILN_INSTR_DELEGATE, .op = str(b, "toy_rt"), .name = str(b, "toy"), .opset = 17,
-                             .first_attr = kiln_program_builder_n_attrs(b), .n_inputs = 1, .n_outputs = 1};
-        REQUIRE(kiln_program_builder_segment(b, &payloads[k], sizeof payloads[k], &in.segment) == KILN_OK);
-        REQUIRE(kiln_program_builder_i32(b, args, 2, &in.args) == KILN_OK);
-        REQUIRE(kiln_program_builder_instr(b, &in, NULL) == KILN_OK);
+        calls[k] = (kiln_test_delegate_call){"toy_rt", &payloads[k], sizeof payloads[k]};
     }
-    const int32_t ins[1] = {0}, outs[1] = {(int32_t)n};
-    REQUIRE(kiln_program_builder_i32(b, ins, 1, &m.inputs) == KILN_OK);
-    REQUIRE(kiln_program_builder_i32(b, outs, 1, &m.outputs) == KILN_OK);
-    REQUIRE(kiln_program_builder_method(b, &m, NULL) == KILN_OK);
     void *data;
-    REQUIRE(kiln_program_builder_finish(b, &data, size_out) == KILN_OK);
-    kiln_program_builder_destroy(b);
+    REQUIRE(kiln_test_delegate_program(calls, n, &data, size_out) == KILN_OK);
     return data;
 }
 

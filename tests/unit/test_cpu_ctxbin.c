@@ -83,7 +83,7 @@ static void test_bit_flips(void)
 {
     tb_spec spec = full_spec();
     tb_binary b = tb_build(&spec);
-    uint8_t *copy = aligned_alloc(64, tb_align64(b.size));
+    uint8_t *copy = aligned_alloc(64, kiln_align_up(b.size, 64));
     size_t metadata = ((kiln_ctx_block *)((uint8_t *)b.data + hdr(&b)->blocks_offset))->offset;
     static const uint8_t masks[] = {0x01, 0x08, 0x80, 0xFF};
     size_t refused = 0, total = 0;

@@ -18,7 +18,7 @@
 
 #include "test_cpu_support.h"
 
-static uint64_t scratch_of(int64_t n) { return tb_align64((size_t)n * 4); }
+static uint64_t scratch_of(int64_t n) { return kiln_align_up((size_t)n * 4, 64); }
 
 static kiln_module *module_in(kiln_program *p, kiln_scratch_group *g) { return cpu_module_create(p, NULL, g, NULL); }
 

@@ -26,7 +26,8 @@
 #include "backends/cpu/targets.h"
 #include "core/alloc.h"
 #include "core/hash.h"
-#include "format/program_writer.h"
+#include "core/check.h"
+#include "delegate_program.h"
 #include "kiln/kiln.h"
 
 /* ---- expectations ---------------------------------------------------------------------------- */
@@ -108,12 +109,11 @@ static inline float tb_act(uint32_t act, float v)
     }
 }
 
-static inline size_t tb_align64(size_t x) { return (x + 63) & ~(size_t)63; }
 
 /* Reserve `size` zeroed bytes at an `align`ed offset of buf (capacity cap) and return the offset. */
 static inline size_t tb_reserve(uint8_t *buf, size_t *used, size_t cap, size_t size, size_t align)
 {
-    size_t off = (*used + align - 1) & ~(align - 1);
+    size_t off = kiln_align_up(*used, align);
     if (off + size > cap) {
         fprintf(stderr, "tb_reserve: binary larger than %zu bytes\n", cap);
         abort();
@@ -142,7 +142,7 @@ static inline void tb_write_graph(uint8_t *buf, size_t *used, size_t cap, const 
     g->n_outputs = 1;
     g->n_tensors = 4;
     g->n_steps = 2;
-    g->workspace_offset = tb_align64((size_t)bytes);
+    g->workspace_offset = kiln_align_up((size_t)bytes, 64);
     g->scratch_size = g->workspace_offset;
     g->tensors_offset = tb_reserve(buf, used, cap, 4 * sizeof(kiln_ctx_tensor), 8);
     kiln_ctx_tensor t[4];
@@ -190,9 +190,9 @@ static inline tb_binary tb_build(const tb_spec *spec)
     if (!s.targets) s.targets = generic, s.n_targets = 1;
     if (!s.graphs) s.graphs = forward, s.n_graphs = 1;
     size_t cap = 64 * 1024 + (size_t)s.n * 4;
-    uint8_t *buf = aligned_alloc(64, tb_align64(cap));
+    uint8_t *buf = aligned_alloc(64, kiln_align_up(cap, 64));
     if (!buf) abort();
-    memset(buf, 0, tb_align64(cap)); /* padding too: equal specs give equal bytes */
+    memset(buf, 0, kiln_align_up(cap, 64)); /* padding too: equal specs give equal bytes */
     size_t used = 0;
     tb_reserve(buf, &used, cap, KILN_CTX_HEADER_SIZE, 64);
     size_t strings = tb_reserve(buf, &used, cap, 1, 8); /* offset 0 of the table is "" */
@@ -275,53 +275,10 @@ static inline void tp_check(kiln_status st, const char *what)
 
 static inline void tp_add_method(kiln_program_builder *b, const tp_method *m)
 {
-    size_t slot = tb_align64((size_t)m->n * 4);
-    uint32_t first_value = kiln_program_builder_n_values(b), first_instr = kiln_program_builder_n_instrs(b);
-    int64_t shape[1] = {m->n};
-    uint32_t shape_ref, name, op, node;
-    tp_check(kiln_program_builder_i64(b, shape, 1, &shape_ref), "shape");
-    tp_check(kiln_program_builder_string(b, m->name, strlen(m->name), &name), "name");
-    tp_check(kiln_program_builder_string(b, "cpu", 3, &op), "op");
-    tp_check(kiln_program_builder_string(b, "delegate", 8, &node), "node");
-    for (size_t v = 0; v <= m->n_chain; v++) {
-        char vname[32];
-        snprintf(vname, sizeof vname, "v%zu", v);
-        kiln_fmt_value val = {0};
-        tp_check(kiln_program_builder_string(b, vname, strlen(vname), &val.name), "value name");
-        val.dtype = KILN_DTYPE_F32;
-        val.rank = 1;
-        val.storage = KILN_STORAGE_ARENA;
-        val.shape = shape_ref;
-        val.segment = KILN_FMT_NONE;
-        val.offset = v * slot;
-        val.size = (uint64_t)m->n * 4;
-        tp_check(kiln_program_builder_value(b, &val, NULL), "value");
-    }
-    for (size_t k = 0; k < m->n_chain; k++) {
-        int32_t args[2] = {(int32_t)k, (int32_t)k + 1};
-        kiln_fmt_instr in = {0};
-        in.kind = KILN_INSTR_DELEGATE;
-        in.op = op;
-        in.name = node;
-        in.n_inputs = 1;
-        in.n_outputs = 1;
-        tp_check(kiln_program_builder_i32(b, args, 2, &in.args), "args");
-        tp_check(kiln_program_builder_segment(b, m->chain[k]->data, m->chain[k]->size, &in.segment), "segment");
-        tp_check(kiln_program_builder_instr(b, &in, NULL), "instr");
-    }
-    int32_t in_list[1] = {0}, out_list[1] = {(int32_t)m->n_chain};
-    kiln_fmt_method fm = {0};
-    fm.name = name;
-    fm.first_value = first_value;
-    fm.n_values = (uint32_t)m->n_chain + 1;
-    fm.first_instr = first_instr;
-    fm.n_instrs = (uint32_t)m->n_chain;
-    tp_check(kiln_program_builder_i32(b, in_list, 1, &fm.inputs), "inputs");
-    fm.n_inputs = 1;
-    tp_check(kiln_program_builder_i32(b, out_list, 1, &fm.outputs), "outputs");
-    fm.n_outputs = 1;
-    fm.arena_size = (m->n_chain + 1) * slot;
-    tp_check(kiln_program_builder_method(b, &fm, NULL), "method");
+    kiln_test_delegate_call calls[TP_MAX_CHAIN];
+    for (size_t k = 0; k < m->n_chain; k++)
+        calls[k] = (kiln_test_delegate_call){"cpu", m->chain[k]->data, m->chain[k]->size};
+    tp_check(kiln_test_delegate_method_add(b, m->name, m->n, calls, m->n_chain), "method");
 }
 
 /* A program with these methods; identical binaries become one segment (the writer dedups). */

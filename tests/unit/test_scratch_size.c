@@ -24,7 +24,7 @@
 #include "test_cpu_support.h"
 #include "two_partition_model.h"
 
-static uint64_t scratch_of(int64_t n) { return tb_align64((size_t)n * 4); }
+static uint64_t scratch_of(int64_t n) { return kiln_align_up((size_t)n * 4, 64); }
 
 static kiln_module *module_with(kiln_program *p, const kiln_allocator *a, kiln_scratch_group *g)
 {

@@ -14,6 +14,7 @@
 #ifndef KILN_KERNELS_PORTABLE_CONV_GEOM_H
 #define KILN_KERNELS_PORTABLE_CONV_GEOM_H
 
+#include "core/window_taps.h" /* kiln_window_taps, kiln_floor_div, kiln_ceil_div */
 #include "kernels/portable/kernel.h"
 
 #define KILN_WINDOW_SPATIAL 3
@@ -64,21 +65,5 @@ kiln_status kiln_window_kernel_shape(const kiln_node *node, int n_spatial, const
 int64_t kiln_window_out_size(const kiln_window *w);
 int64_t kiln_window_in_size(const kiln_window *w);
 int64_t kiln_window_kernel_size(const kiln_window *w);
-
-/* floor(a / b) and ceil(a / b) for b > 0 and any sign of a. */
-static inline int64_t kiln_floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-static inline int64_t kiln_ceil_div(int64_t a, int64_t b) { return -kiln_floor_div(-a, b); }
-
-/* The taps [*lo, *hi) of a kernel of size k whose input position start + tap * dilation falls in
-   [0, in). Empty (lo == hi) when none does. */
-static inline void kiln_window_taps(int64_t start, int64_t dilation, int64_t k, int64_t in, int64_t *lo,
-                                    int64_t *hi)
-{
-    int64_t first = start >= 0 ? 0 : kiln_ceil_div(-start, dilation);
-    int64_t last = kiln_floor_div(in - 1 - start, dilation) + 1;
-    if (last > k) last = k;
-    *lo = first;
-    *hi = last < first ? first : last;
-}
 
 #endif /* KILN_KERNELS_PORTABLE_CONV_GEOM_H */

@@ -42,7 +42,7 @@ static bool place(const placed *done, size_t n_done, uint64_t base, const aot_bu
         if (p->offset + p->size <= at || end <= p->offset) continue;
         at = p->offset + p->size;
         if (at > UINT64_MAX - 64) return false;
-        at = (at + 63) & ~(uint64_t)63;
+        at = kiln_align_up_u64(at, 64);
     }
     *offset = at;
     return true;
@@ -89,6 +89,6 @@ kiln_status aot_plan_scratch(aot_graph *g, kiln_arena *arena)
     uint64_t total;
     KILN_TRY(aot_plan_best_fit(g, all, n, 0, arena, &total));
     KILN_CHECK(total <= UINT64_MAX - 64, KILN_ERROR_LIMIT);
-    g->intermediates_size = (total + 63) & ~(uint64_t)63;
+    g->intermediates_size = kiln_align_up_u64(total, 64);
     return KILN_OK;
 }

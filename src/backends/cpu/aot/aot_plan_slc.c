@@ -38,8 +38,6 @@ typedef struct region {
     uint64_t limit;         /* the budget */
 } region;
 
-static uint64_t align64(uint64_t x) { return (x + 63) & ~(uint64_t)63; }
-
 uint64_t aot_slc_budget(const char *const *targets, size_t n_targets)
 {
     uint64_t smallest = UINT64_MAX;
@@ -132,9 +130,10 @@ static uint64_t fill_region(aot_graph *g, const int32_t *by_write, const int32_t
         aot_buffer *b = &g->buffers[by_write[k]];
         for (; next_free < n && g->buffers[by_read[next_free]].last < b->first; next_free++) {
             int32_t done = by_read[next_free];
-            if (in_region[done]) region_give_back(&r, g->buffers[done].offset, align64(g->buffers[done].size));
+            if (in_region[done])
+                region_give_back(&r, g->buffers[done].offset, kiln_align_up_u64(g->buffers[done].size, 64));
         }
-        in_region[by_write[k]] = region_take(&r, align64(b->size), &b->offset);
+        in_region[by_write[k]] = region_take(&r, kiln_align_up_u64(b->size, 64), &b->offset);
     }
     return r.top;
 }
@@ -170,7 +169,7 @@ kiln_status aot_plan_scratch_slc(aot_graph *g, uint64_t budget, kiln_arena *aren
     uint64_t end;
     KILN_TRY(aot_plan_best_fit(g, rest, n_rest, region_size, arena, &end));
     KILN_CHECK(end <= UINT64_MAX - 64, KILN_ERROR_LIMIT);
-    g->intermediates_size = align64(end);
+    g->intermediates_size = kiln_align_up_u64(end, 64);
     if (stats) *stats = (aot_slc_stats){region_size, n - n_rest, n_rest, region_bytes};
     return KILN_OK;
 }

@@ -201,7 +201,7 @@ static kiln_status build_graph(aot_record_graph *rg, const kiln_cpu_target *targ
     }
     KILN_CHECK(workspace <= UINT64_MAX / 2 && g->intermediates_size <= UINT64_MAX / 2, KILN_ERROR_LIMIT);
     rg->workspace_offset = g->intermediates_size;
-    rg->scratch_size = rg->workspace_offset + ((workspace + 63) & ~(uint64_t)63);
+    rg->scratch_size = rg->workspace_offset + kiln_align_up_u64(workspace, 64);
     return KILN_OK;
 }
 

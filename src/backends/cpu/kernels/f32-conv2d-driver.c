@@ -19,23 +19,14 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "backends/cpu/kernels/gemm-blocking.h"
 #include "backends/cpu/kernels/kernel_kit.h"
 #include "core/check.h"
 
-/* Multiply-adds a task must have before waking a worker pays: GEMM-based strategies run tens of
-   multiply-adds a nanosecond, the direct depthwise loop about one. */
-#define CONV_GRAIN ((int64_t)1 << 18)
+/* Multiply-adds a depthwise task must have before waking a worker pays: the direct loop runs
+   about one multiply-add a nanosecond, the GEMM-based strategies tens (KILN_GEMM_TASK_GRAIN,
+   8x more). */
 #define DEPTHWISE_GRAIN ((int64_t)1 << 15)
-/* One gathered (im2col) element costs about as much as this many multiply-adds. */
-#define PACK_COST 16.0
-
-/* A work estimate for kiln_cpu_task_count: outputs times taps per output, each bounded by a
-   tensor but their product not by int64, so it is formed in double and saturated. */
-static int64_t work_units(int64_t outputs, int64_t per_output)
-{
-    double work = (double)outputs * (double)per_output;
-    return work > 4e18 ? INT64_MAX : (int64_t)work;
-}
 
 bool kiln_cpu_conv_is_pointwise(const kiln_cpu_conv_params *p)
 {
@@ -86,7 +77,7 @@ typedef struct im2col_cut {
 } im2col_cut;
 
 /* The cut whose busiest task has the least work: multiply-adds of its (padded) tiles plus
-   PACK_COST per gathered element. Chunks are balanced (every chunk within one panel of the
+   KILN_GEMM_PACK_COST per gathered element. Chunks are balanced (every chunk within one panel of the
    others) and no larger than one workspace slot holds (ws_panels); on one thread the least
    padding wins. */
 static im2col_cut choose_im2col_cut(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, int64_t ws_panels,
@@ -106,7 +97,7 @@ static im2col_cut choose_im2col_cut(const kiln_cpu_kit *kit, const kiln_cpu_conv
             int64_t items = images * chunks * tm;
             size_t tasks = items < (int64_t)max_tasks ? (size_t)items : max_tasks;
             double item = (double)K * (double)(panels * kit->nr) *
-                          (PACK_COST + (double)((pmg + tm - 1) / tm * kit->mr));
+                          (KILN_GEMM_PACK_COST + (double)((pmg + tm - 1) / tm * kit->mr));
             double cost = (double)((items + (int64_t)tasks - 1) / (int64_t)tasks) * item;
             if (best_cost < 0.0 || cost < best_cost) {
                 best_cost = cost;
@@ -217,8 +208,8 @@ kiln_status kiln_cpu_conv2d_step(const kiln_cpu_kit *kit, const void *params, co
     /* Y is empty: return before any loop whose other bounds validation leaves unchecked. */
     if (p->N == 0 || p->M == 0 || pixels == 0) return KILN_OK;
     if (p->depthwise) {
-        int64_t work = work_units(p->N * p->C * pixels, p->KH * p->KW);
-        j.cut.tasks = kiln_cpu_task_count(exec, work, DEPTHWISE_GRAIN, false);
+        double work = (double)(p->N * p->C * pixels) * (double)(p->KH * p->KW);
+        j.cut.tasks = kiln_cpu_task_count(exec, kiln_cpu_work_units(work), DEPTHWISE_GRAIN, false);
         kiln_cpu_parallel(exec, j.cut.tasks, depthwise_task, &j);
         return KILN_OK;
     }
@@ -230,7 +221,8 @@ kiln_status kiln_cpu_conv2d_step(const kiln_cpu_kit *kit, const void *params, co
     if (kiln_cpu_conv_is_pointwise(p) || K == 0) return kiln_cpu_gemm_batch(kit, p->N * p->group, pointwise_problem, &j, exec);
     int64_t ws_panels = (int64_t)(exec->workspace_size / ((size_t)(floats_per_col(p) * kit->nr) * sizeof(float)));
     if (ws_panels < 1) return KILN_ERROR_INVALID_ARGUMENT;
-    size_t max_tasks = kiln_cpu_task_count(exec, work_units(p->N * p->M * pixels, K), CONV_GRAIN, true);
+    double work = (double)(p->N * p->M * pixels) * (double)K;
+    size_t max_tasks = kiln_cpu_task_count(exec, kiln_cpu_work_units(work), KILN_GEMM_TASK_GRAIN, true);
     j.cut = choose_im2col_cut(kit, p, ws_panels, max_tasks);
     kiln_cpu_parallel(exec, j.cut.tasks, im2col_task, &j);
     return (kiln_status)atomic_load(&j.status);

@@ -20,14 +20,10 @@
  */
 #include <stdatomic.h>
 
+#include "backends/cpu/kernels/gemm-blocking.h"
 #include "backends/cpu/kernels/kernel_kit.h"
 #include "core/check.h"
 
-/* Multiply-adds a task must have before waking a worker pays. */
-#define PIXEL_ROWS_GRAIN ((int64_t)1 << 18)
-/* Gathering one element costs about as much as this many multiply-adds (as in the im2col
-   strategy); a task that takes part of the channels still gathers all of its pixels. */
-#define GATHER_COST 16.0
 
 static int64_t conv_k(const kiln_cpu_conv_params *p) { return p->C * p->KH * p->KW; }
 
@@ -112,7 +108,8 @@ static void rows_task(void *arg, size_t task)
 
 /* The busiest task's work for chunks of `rows` pixels (`chunks` per image) and `ranges` channel
    ranges per chunk: per item, its rows times its channels times K, plus the gathering of its
-   chunk. */
+   chunk (KILN_GEMM_PACK_COST an element, as in the im2col strategy): a task that takes part of
+   the channels still gathers all of its pixels. */
 static double busiest(const rows_job *j, int64_t rows, int64_t chunks, int64_t ranges, size_t tasks)
 {
     const kiln_cpu_conv_params *p = j->p;
@@ -125,7 +122,7 @@ static double busiest(const rows_job *j, int64_t rows, int64_t chunks, int64_t r
         for (int64_t item = lo; item < hi; item++) {
             int64_t pix0 = item / ranges % chunks * rows, live = pixels - pix0 < rows ? pixels - pix0 : rows;
             kiln_cpu_split_aligned(p->M, j->kit->nr, (size_t)ranges, (size_t)(item % ranges), &c0, &c1);
-            sum += (double)live * (double)conv_k(p) * ((double)(c1 - c0) + GATHER_COST);
+            sum += (double)live * (double)conv_k(p) * ((double)(c1 - c0) + KILN_GEMM_PACK_COST);
         }
         worst = sum > worst ? sum : worst;
     }
@@ -143,7 +140,7 @@ kiln_status kiln_cpu_pixel_rows_step(const kiln_cpu_kit *kit, const kiln_cpu_con
     if (rows < (int64_t)kit->mr || pixels > (int64_t)UINT32_MAX) return KILN_ERROR_INVALID_ARGUMENT;
     rows_job j = {.kit = kit, .p = p, .x = x, .w = w, .bias = bias, .res = res, .y = y, .exec = exec};
     double work = (double)p->N * (double)pixels * (double)conv_k(p) * (double)p->M;
-    size_t max_tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, PIXEL_ROWS_GRAIN, true);
+    size_t max_tasks = kiln_cpu_task_count(exec, kiln_cpu_work_units(work), KILN_GEMM_TASK_GRAIN, true);
     /* Candidates: the chunks the workspace holds, their channels cut into ranges (whole NR
        panels) when there are fewer chunks than threads — each task then streams only its share
        of the weights but gathers the whole chunk — or the pixels cut into one chunk per thread

@@ -23,11 +23,10 @@
  */
 #include <stdatomic.h>
 
+#include "backends/cpu/kernels/gemm-blocking.h"
 #include "backends/cpu/kernels/kernel_kit.h"
 #include "core/check.h"
 
-/* Multiply-adds a task must have before waking a worker pays. */
-#define WINO_GRAIN ((int64_t)1 << 18)
 
 static int64_t tiles_of(const kiln_cpu_conv_params *p) { return kiln_ceil_div_i64(p->OH, 2) * kiln_ceil_div_i64(p->OW, 2); }
 
@@ -245,7 +244,7 @@ kiln_status kiln_cpu_winograd_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_
     j.channel_unit = p->pixel_rows ? kit->nr : kit->mr;
     j.chunks = kiln_ceil_div_i64(tiles, tc);
     double work = (double)p->N * (double)tiles * 16.0 * (double)p->C * (double)p->M;
-    size_t max_tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, WINO_GRAIN, true);
+    size_t max_tasks = kiln_cpu_task_count(exec, kiln_cpu_work_units(work), KILN_GEMM_TASK_GRAIN, true);
     choose_ranges(&j, tiles, kiln_ceil_div_i64(p->M, j.channel_unit), max_tasks);
     atomic_init(&j.status, KILN_OK);
     kiln_cpu_parallel(exec, j.tasks, wino_task, &j);

@@ -7,18 +7,16 @@
  * many products as threads is shared out whole (tm = tn = 1) while a single product is cut —
  * along N when A is small (M = 1 decode shapes: each thread streams its half of the weights),
  * along M when that repeats less packing. The choice minimises a cost model: the largest
- * task's padded multiply-adds plus PACK_COST per element it packs (A once per NC block of its
- * columns — once in all when B is packed ahead of time — and B once per K block when it is not)
- * plus B_READ_COST per element of a B packed ahead of time that it reads.
+ * task's padded multiply-adds plus KILN_GEMM_PACK_COST (gemm-blocking.h) per element it packs
+ * (A once per NC block of its columns — once in all when B is packed ahead of time — and B once
+ * per K block when it is not) plus B_READ_COST per element of a B packed ahead of time that it
+ * reads.
  */
 #include <stdatomic.h>
 
 #include "backends/cpu/kernels/gemm-blocking.h"
 #include "backends/cpu/kernels/kernel_kit.h"
 
-/* One packed element costs about as much as this many multiply-adds (a strided load and a store
-   against a fraction of a cycle per FMA in the microkernel). */
-#define PACK_COST 16.0
 /* One element of a B packed ahead of time, read by a task from memory, costs about one
    multiply-add: a task reads the weights of all its columns once, so cutting a product along M
    makes every task read all of B. Without this term M = 64 LLM shapes (64 MiB of weights) were
@@ -39,8 +37,8 @@ static double tile_cost(const kiln_cpu_kit *kit, const kiln_cpu_gemm_problem *p,
     /* A is packed again for each NC block of columns, unless B is packed ahead of time: then
        the driver's one block spans all columns. */
     int64_t a_passes = p->b.packed ? 1 : kiln_ceil_div_i64(cols, KILN_GEMM_NC_MAX);
-    if (!p->a.packed) cost += PACK_COST * (double)(rows < p->M ? rows : p->M) * (double)p->K * (double)a_passes;
-    if (!p->b.packed) cost += PACK_COST * (double)p->K * (double)(cols < p->N ? cols : p->N);
+    if (!p->a.packed) cost += KILN_GEMM_PACK_COST * (double)(rows < p->M ? rows : p->M) * (double)p->K * (double)a_passes;
+    if (!p->b.packed) cost += KILN_GEMM_PACK_COST * (double)p->K * (double)(cols < p->N ? cols : p->N);
     else cost += B_READ_COST * (double)p->K * (double)(cols < p->N ? cols : p->N);
     return cost;
 }
@@ -131,7 +129,7 @@ kiln_status kiln_cpu_gemm_batch(const kiln_cpu_kit *kit, int64_t batch, kiln_cpu
     if (first.M <= 0 || first.N <= 0) return KILN_OK;
     int64_t k = first.K > 0 ? first.K : 1;
     double work = (double)batch * (double)first.M * (double)first.N * (double)k;
-    int64_t units = work > 4e18 ? INT64_MAX : (int64_t)work;
+    int64_t units = kiln_cpu_work_units(work);
     size_t max_tasks = kiln_cpu_task_count(exec, units, KILN_GEMM_TASK_GRAIN, true);
     gemm_job job = {kit, get, src, exec, batch, choose_cut(kit, batch, &first, max_tasks), KILN_OK};
     kiln_cpu_parallel(exec, job.cut.tasks, gemm_task, &job);

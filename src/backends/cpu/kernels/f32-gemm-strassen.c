@@ -198,7 +198,7 @@ kiln_status kiln_cpu_gemm_strassen_step(const kiln_cpu_kit *kit, const kiln_cpu_
         .status = KILN_OK,
     };
     double work = (double)j.hm * (double)p->N * (double)p->K;
-    j.tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, KILN_GEMM_TASK_GRAIN, true);
+    j.tasks = kiln_cpu_task_count(exec, kiln_cpu_work_units(work), KILN_GEMM_TASK_GRAIN, true);
     kiln_cpu_parallel(exec, j.tasks, strassen_task, &j);
     return (kiln_status)atomic_load(&j.status);
 }

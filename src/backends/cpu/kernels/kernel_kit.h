@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "backends/cpu/kernels/cpu_kernels.h"
+#include "core/window_taps.h" /* kiln_window_taps: the kernels clip their windows with it */
 
 /* y[i] = act(x[i]) for i < n; x == y is allowed (in place), other overlap is not. */
 typedef void (*kiln_cpu_act_fn)(const kiln_cpu_act *act, const float *x, float *y, size_t n);
@@ -157,6 +158,9 @@ size_t kiln_cpu_task_slots(const kiln_cpu_exec *exec, bool needs_workspace);
 /* Tasks for `work` units when each task should get at least `grain` of them (so that waking a
  * worker pays): between 1 and kiln_cpu_task_slots. */
 size_t kiln_cpu_task_count(const kiln_cpu_exec *exec, int64_t work, int64_t grain, bool needs_workspace);
+/* A work estimate for kiln_cpu_task_count formed in double — its factors are each bounded by a
+   tensor, their product not by int64 — saturated well below INT64_MAX. */
+static inline int64_t kiln_cpu_work_units(double work) { return work > 4e18 ? INT64_MAX : (int64_t)work; }
 /* Workspace slot of task t (kiln_cpu_exec). */
 void *kiln_cpu_task_workspace(const kiln_cpu_exec *exec, size_t task);
 /* Task t's part [*lo, *hi) of n items cut into `tasks` contiguous parts differing by at most one
@@ -311,18 +315,6 @@ kiln_status kiln_cpu_x_transpose__generic(const void *params, const kiln_tensor 
 static inline bool kiln_cpu_act_is_identity(const kiln_cpu_act *act)
 {
     return act->kind == KILN_CPU_ACT_NONE || act->kind == KILN_CPU_ACT_IDENTITY;
-}
-
-/* Taps [*lo, *hi) of a k-tap window starting at input position `start` with dilation d whose
-   positions start + t * d land in [0, in); empty (lo == hi) when none does. d >= 1. */
-static inline void kiln_cpu_window_taps(int64_t start, int64_t d, int64_t k, int64_t in, int64_t *lo, int64_t *hi)
-{
-    int64_t first = start >= 0 ? 0 : (-start + d - 1) / d;
-    int64_t room = in - 1 - start; /* the last tap t has t * d <= room */
-    int64_t last = room < 0 ? 0 : room / d + 1;
-    if (last > k) last = k;
-    *lo = first;
-    *hi = last < first ? first : last;
 }
 
 #endif

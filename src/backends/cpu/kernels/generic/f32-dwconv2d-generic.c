@@ -15,15 +15,13 @@ void kiln_cpu_f32_dwconv2d__generic(const kiln_cpu_conv_params *p, const float *
         float *yr = y + oh * p->OW;
         for (int64_t ow = 0; ow < p->OW; ow++) yr[ow] = bias;
         int64_t ih0 = oh * p->stride_h - p->pad_top, kh_lo, kh_hi;
-        kiln_cpu_window_taps(ih0, p->dil_h, p->KH, p->H, &kh_lo, &kh_hi);
+        kiln_window_taps(ih0, p->dil_h, p->KH, p->H, &kh_lo, &kh_hi);
         for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
             const float *xr = x + (ih0 + kh * p->dil_h) * p->W;
             for (int64_t kw = 0; kw < p->KW; kw++) {
                 /* Columns ow with 0 <= ow * stride + off < W. */
-                int64_t off = kw * p->dil_w - p->pad_left, s = p->stride_w;
-                int64_t lo = off >= 0 ? 0 : (-off + s - 1) / s;
-                int64_t hi = p->W - 1 - off < 0 ? 0 : (p->W - 1 - off) / s + 1;
-                if (hi > p->OW) hi = p->OW;
+                int64_t off = kw * p->dil_w - p->pad_left, s = p->stride_w, lo, hi;
+                kiln_window_taps(off, s, p->OW, p->W, &lo, &hi);
                 float wv = w[kh * p->KW + kw];
                 if (s == 1)
                     for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow + off];

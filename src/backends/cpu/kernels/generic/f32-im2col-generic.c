@@ -8,9 +8,6 @@
 #include "backends/cpu/kernels/generic/kernels-generic.h"
 #include "core/check.h"
 
-/* floor(a / b) for b > 0 and any sign of a. */
-static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 /* im2col of output pixels [pix0, pix0 + live) of one group into one NR panel: row k =
    (c, kh, kw) of the K rows holds nr floats, the input value each pixel sees through tap k (0 in
    the padding, and in the columns past `live`). Pixels are taken in runs along one output row,
@@ -37,8 +34,8 @@ void kiln_cpu_f32_im2col__generic(const kiln_cpu_conv_params *p, const float *x,
                     /* Taps t with 0 <= iw0 + t * stride < W. Both bounds stay within the run:
                        past it, d[t] is the next run's cell or, at a panel's last run, the next
                        tap row's first cell, which a left pad wider than the run would zero. */
-                    int64_t lo = iw0 >= 0 ? 0 : kiln_min_i64(run, (-iw0 + p->stride_w - 1) / p->stride_w);
-                    int64_t hi = kiln_min_i64(run, floor_div(p->W - 1 - iw0, p->stride_w) + 1);
+                    int64_t lo = iw0 >= 0 ? 0 : kiln_min_i64(run, kiln_ceil_div_i64(-iw0, p->stride_w));
+                    int64_t hi = kiln_min_i64(run, kiln_floor_div(p->W - 1 - iw0, p->stride_w) + 1);
                     if (hi < lo) hi = lo;
                     for (int64_t t = 0; t < lo; t++) d[t] = 0.0f;
                     if (p->stride_w == 1) {

@@ -23,9 +23,9 @@ static axis_taps axis_window(int64_t o, int64_t stride, int64_t pad_begin, int64
                              int64_t in)
 {
     axis_taps t = {.start = o * stride - pad_begin};
-    kiln_cpu_window_taps(t.start, dil, k, in, &t.lo, &t.hi);
+    kiln_window_taps(t.start, dil, k, in, &t.lo, &t.hi);
     int64_t plo, phi;
-    kiln_cpu_window_taps(t.start + pad_begin, dil, k, in + pad_begin + pad_end, &plo, &phi);
+    kiln_window_taps(t.start + pad_begin, dil, k, in + pad_begin + pad_end, &plo, &phi);
     t.padded = phi - plo;
     return t;
 }
@@ -119,7 +119,7 @@ kiln_status kiln_cpu_pool2d_step(const kiln_cpu_kit *kit, const void *params, co
        outputs times taps need not fit int64. */
     double taps = (double)(p->KH < p->H ? p->KH : p->H) * (double)(p->KW < p->W ? p->KW : p->W);
     double work = (double)(p->N * p->C * p->OH * p->OW) * taps;
-    j.tasks = kiln_cpu_task_count(exec, work > 4e18 ? INT64_MAX : (int64_t)work, POOL_GRAIN, false);
+    j.tasks = kiln_cpu_task_count(exec, kiln_cpu_work_units(work), POOL_GRAIN, false);
     kiln_cpu_parallel(exec, j.tasks, pool_task, &j);
     return KILN_OK;
 }

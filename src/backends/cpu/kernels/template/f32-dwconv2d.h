@@ -52,7 +52,7 @@ static void dw_row(const kiln_cpu_conv_params *p, const float *x, const float *w
                    int64_t oh, int64_t ow0, size_t t, float *y)
 {
     int64_t ih0 = oh * p->stride_h - p->pad_top, kh_lo, kh_hi;
-    kiln_cpu_window_taps(ih0, p->dil_h, p->KH, p->H, &kh_lo, &kh_hi);
+    kiln_window_taps(ih0, p->dil_h, p->KH, p->H, &kh_lo, &kh_hi);
     const win_geom g = {p->stride_w, p->dil_w, p->pad_left, p->W, p->OW, p->KW};
     vf acc = vb;
     win_taps runs;
@@ -77,7 +77,7 @@ void KILN_CPU_ISA(f32_dwconv2d)(const kiln_cpu_conv_params *p, const float *x, c
     for (int64_t kw = 0; cached && kw < p->KW; kw++)
         win_columns(kw * p->dil_w - p->pad_left, p->stride_w, p->W, p->OW, &lo[kw], &hi[kw]);
     /* Output rows [in_lo, in_hi) have all KH taps inside the input. */
-    int64_t span = (p->KH - 1) * p->dil_h, in_lo = (p->pad_top + p->stride_h - 1) / p->stride_h, in_hi = 0;
+    int64_t span = (p->KH - 1) * p->dil_h, in_lo = kiln_ceil_div_i64(p->pad_top, p->stride_h), in_hi = 0;
     if (p->H - 1 - span + p->pad_top >= 0) in_hi = (p->H - 1 - span + p->pad_top) / p->stride_h + 1;
     if (in_hi > p->OH) in_hi = p->OH;
     const vf vb = vf_set1(bias);

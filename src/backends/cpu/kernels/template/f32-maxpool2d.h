@@ -16,7 +16,7 @@ static vf maxpool_vector(const kiln_cpu_pool_params *p, const float *x, const wi
                          int64_t ow0, size_t t)
 {
     int64_t ih0 = oh * p->stride_h - p->pad_top, kh_lo, kh_hi;
-    kiln_cpu_window_taps(ih0, p->dil_h, p->KH, p->H, &kh_lo, &kh_hi);
+    kiln_window_taps(ih0, p->dil_h, p->KH, p->H, &kh_lo, &kh_hi);
     const unsigned live = vm_bits(vm_first_mask(t));
     vf best = vf_set1(-FLT_MAX);
     vm seen = vm_first_mask(0);  /* lanes that have taken their first tap */
@@ -62,7 +62,7 @@ static vf maxpool_vector(const kiln_cpu_pool_params *p, const float *x, const wi
 static vf maxpool_vector_inside(const kiln_cpu_pool_params *p, const float *x, int64_t oh, int64_t ow0, size_t t)
 {
     int64_t ih0 = oh * p->stride_h - p->pad_top, kh_lo, kh_hi;
-    kiln_cpu_window_taps(ih0, p->dil_h, p->KH, p->H, &kh_lo, &kh_hi);
+    kiln_window_taps(ih0, p->dil_h, p->KH, p->H, &kh_lo, &kh_hi);
     const int64_t s = p->stride_w;
     vf best = vf_set1(-FLT_MAX);
     if (s == 1 && t == VF_WIDTH)

@@ -13,14 +13,11 @@
    recompute them per vector. */
 #define WIN_CACHED_KW 16
 
-/* Output columns ow with 0 <= ow * s + off < W: [*lo, *hi) within [0, OW). */
+/* Output columns ow with 0 <= ow * s + off < W: [*lo, *hi) within [0, OW) — the taps of an
+   OW-tap window with step s starting at off. */
 static void win_columns(int64_t off, int64_t s, int64_t W, int64_t OW, int64_t *lo, int64_t *hi)
 {
-    int64_t first = off >= 0 ? 0 : (-off + s - 1) / s;
-    int64_t last = W - 1 - off < 0 ? 0 : (W - 1 - off) / s + 1;
-    if (last > OW) last = OW;
-    *lo = first;
-    *hi = last < first ? first : last;
+    kiln_window_taps(off, s, OW, W, lo, hi);
 }
 
 /* The taps along the width that reach any of the output columns [ow0, ow0 + t), as ascending
@@ -40,7 +37,7 @@ static inline void win_tap_runs(int64_t pad_left, int64_t dil, int64_t s, int64_
     runs->n = 0;
     for (size_t i = t; i-- > 0;) {
         int64_t first, last;
-        kiln_cpu_window_taps((ow0 + (int64_t)i) * s - pad_left, dil, KW, W, &first, &last);
+        kiln_window_taps((ow0 + (int64_t)i) * s - pad_left, dil, KW, W, &first, &last);
         if (first >= last) continue;
         if (runs->n > 0 && first <= runs->hi[runs->n - 1]) {
             if (last > runs->hi[runs->n - 1]) runs->hi[runs->n - 1] = last;
