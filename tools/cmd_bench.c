@@ -89,10 +89,11 @@ static int parse(int argc, char **argv, bench_args *b)
         } else if (!cli_take_program("bench", a, &b->program)) return KILN_EXIT_USAGE;
     }
     if (!cli_require_program("bench", b->program)) return KILN_EXIT_USAGE;
-    if (cli_ends_with(b->program, ".onnx")) {
+    const char *format;
+    if (cli_file_kind_of(b->program, &format) == CLI_FILE_MODEL) {
         char shown[KILN_ESCAPED_NAME_SIZE];
-        cli_error("bench: '%s' is an ONNX model; compile it first (kiln compile MODEL.onnx -o MODEL.kiln)",
-                  cli_esc(shown, b->program));
+        cli_error("bench: '%s' is a model (%s), not a program; compile it first (kiln compile MODEL -o MODEL.kiln)",
+                  cli_esc(shown, b->program), format);
         return KILN_EXIT_USAGE;
     }
     return 0;

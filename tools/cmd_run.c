@@ -131,14 +131,17 @@ static int load_inputs(run_args *r, input_set *in)
     return 0;
 }
 
-/* The program to run: opened from its file, or compiled from an .onnx into *bytes (*size_out). */
+/* The program to run: opened from its file, or, when the file is no kiln program (by its bytes,
+   whatever its name), compiled into *bytes (*size_out); the compiler's importers then say what
+   the file is or that it is not a model they read. */
 static int open_program(run_args *r, const input_set *in, void **bytes, size_t *size_out, kiln_program **program)
 {
     kiln_status st;
     char shown[KILN_ESCAPED_NAME_SIZE];
     *bytes = NULL;
     *size_out = 0;
-    if (cli_ends_with(r->program, ".onnx")) {
+    cli_file_kind kind = cli_file_kind_of(r->program, NULL);
+    if (kind == CLI_FILE_MODEL || kind == CLI_FILE_OTHER) {
         kiln_input_shape shapes[MAX_INPUTS];
         kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = r->shapes, .n_input_shapes = r->n_shapes,
                                     .target = r->target};
