@@ -4,7 +4,10 @@
  * instructions) and by the compiler (shape inference and constant folding run the very same
  * code, so compile-time and run-time semantics cannot drift apart).
  *
- * An op is identified by its ONNX op_type and the opset version of its domain; each kernel
+ * An op is identified by its domain, its op_type and the opset version of its domain: the
+ * default ONNX domain (NULL or "", which the importer also reads "ai.onnx" as) or kiln's own
+ * (KILN_DOMAIN_KILN: RoPE, RMSNorm, quantized MatMul, attention with a KV cache), so a kiln op
+ * never matches an ONNX op of the same name, in the kernel table or in a backend. Each kernel
  * handles every version it claims itself (old `broadcast` attributes, attribute-vs-input forms
  * of Slice/Reshape/..., PRelu-6 slopes), so the compiler need not rewrite legacy nodes.
  *
@@ -49,10 +52,20 @@ typedef struct kiln_attr {
     kiln_tensor tensor;     /* TENSOR, data read-only */
 } kiln_attr;
 
+/* The domain of the ops kiln defines itself (the "kiln.*" ops). */
+#define KILN_DOMAIN_KILN "kiln"
+
+/* Whether domain names the default ONNX domain (NULL or ""). */
+static inline bool kiln_domain_is_onnx(const char *domain) { return !domain || domain[0] == '\0'; }
+
+/* Whether domains a and b are the same (NULL and "" both the default ONNX domain). */
+bool kiln_domain_equal(const char *a, const char *b);
+
 typedef struct kiln_node {
-    const char *op;         /* ONNX op_type, e.g. "Conv" */
+    const char *op;         /* op_type within the domain, e.g. "Conv" */
+    const char *domain;     /* NULL or "": the default ONNX domain; else e.g. KILN_DOMAIN_KILN */
     const char *name;       /* node name for messages; may be "" */
-    int opset;              /* opset version of the default ONNX domain the model imports */
+    int opset;              /* opset version of the node's domain the model imports */
     const kiln_attr *attrs; /* (n_attrs) */
     size_t n_attrs;
     size_t n_inputs;        /* as written in the model, counting empty optional slots */
@@ -112,9 +125,10 @@ typedef struct kiln_kernel {
     const char *attrs;
 } kiln_kernel;
 
-/* The kernel for op (default ONNX domain) at this opset, or NULL. */
-const kiln_kernel *kiln_portable_kernel_find(const char *op, int opset);
-/* Every registered op name, for listings: calls fn for each kernel. */
+/* The kernel for op of domain (NULL or "": the default ONNX domain) at this opset, or NULL. */
+const kiln_kernel *kiln_portable_kernel_find(const char *domain, const char *op, int opset);
+/* Every registered op name, for listings: calls fn for each kernel (the default ONNX domain's;
+   the kiln domain has no portable kernels yet). */
 void kiln_portable_kernel_foreach(void (*fn)(const kiln_kernel *kernel, void *user), void *user);
 /* The kernel's arity at this opset (never NULL for a kernel kiln_portable_kernel_find returned). */
 const kiln_arity *kiln_kernel_arity(const kiln_kernel *kernel, int opset);
