@@ -148,6 +148,8 @@ static kiln_status verify_instr(kiln_method_state *s, kiln_exec_instr *in)
         memset(&outs_storage[j], 0, sizeof outs_storage[j]);
         outs[j] = &outs_storage[j];
     }
+    /* Before the dynamic return: a run-time inference would see the same inputs. */
+    KILN_CHECK(!in->kernel || kiln_kernel_quantized_input(&in->node, ins) < 0, KILN_ERROR_FORMAT);
     if (in->dynamic || !in->kernel) return KILN_OK;
     size_t scratch = 0;
     kiln_status st = in->kernel->infer(&in->node, ins, outs, &scratch);

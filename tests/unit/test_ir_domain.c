@@ -15,15 +15,9 @@
 #include <string.h>
 
 #include "compiler/compiler_backend.h"
-#include "compiler/emit.h"
-#include "compiler/ir.h"
-#include "compiler/onnx/onnx_import.h"
 #include "compiler/partition.h"
-#include "core/alloc.h"
 #include "core/cpu_features.h"
-#include "kernels/portable/kernel.h"
-#include "onnx_builder.h"
-#include "unit_expect.h"
+#include "ir_program_support.h"
 
 static void kernel_table(void)
 {
@@ -36,36 +30,13 @@ static void kernel_table(void)
     EXPECT(kiln_domain_equal("kiln", "kiln") && !kiln_domain_equal("kiln", "kilnx"));
 }
 
-/* x [2,4] -> op (with W [4,3] for MatMul) -> y, imported, inferred and folded into g. */
-static void import(kiln_ir_graph *g, const char *op, char *message, size_t message_size)
-{
-    static const int64_t x_shape[2] = {2, 4}, w_shape[2] = {4, 3};
-    static const float w[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
-    onnx_builder *b = onnx_builder_create(13);
-    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 2, x_shape);
-    if (strcmp(op, "MatMul") == 0) {
-        onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 2, w_shape, w, sizeof w);
-        onnx_builder_node(b, op, "x,w", "y");
-    } else {
-        onnx_builder_node(b, op, "x", "y");
-    }
-    onnx_builder_output(b, "y");
-    uint8_t *model;
-    size_t size;
-    onnx_builder_serialize(b, &model, &size);
-    kiln_ir_graph_init(g, kiln_allocator_default(), message, message_size);
-    EXPECT_STATUS(kiln_onnx_import(g, model, size, NULL, NULL, 0, false), KILN_OK);
-    EXPECT_STATUS(kiln_ir_infer_and_fold(g), KILN_OK);
-    free(model);
-    onnx_builder_destroy(b);
-}
-
 /* The graph's one node, delegated to the cpu backend where it supports it: whether it was. */
 static bool delegated(const char *domain)
 {
     char message[512] = "";
     kiln_ir_graph g;
-    import(&g, "MatMul", message, sizeof message);
+    irp_import(&g, "MatMul", 4, message, sizeof message);
+    EXPECT_STATUS(kiln_ir_infer_and_fold(&g), KILN_OK);
     REQUIRE(g.n_nodes == 1);
     g.nodes[0].node.domain = domain;
     const kiln_compiler_backend *cpu = kiln_compiler_backend_find("cpu");
@@ -96,42 +67,17 @@ static kiln_status load_relu(const char *domain, char *message, size_t message_s
 {
     kiln_ir_graph g;
     char import_message[512] = "";
-    import(&g, "Relu", import_message, sizeof import_message);
+    irp_import(&g, "Relu", 4, import_message, sizeof import_message);
+    EXPECT_STATUS(kiln_ir_infer_and_fold(&g), KILN_OK);
     REQUIRE(g.n_nodes == 1);
     g.nodes[0].node.domain = domain;
-    kiln_program_builder *b;
-    EXPECT_STATUS(kiln_program_builder_create(kiln_allocator_default(), &b), KILN_OK);
-    kiln_ir_plan plan;
-    EXPECT_STATUS(kiln_ir_plan_memory(&g, &plan), KILN_OK);
-    EXPECT_STATUS(kiln_ir_emit_method(&g, &plan, "forward", b), KILN_OK);
-    void *data = NULL;
-    size_t size = 0;
-    EXPECT_STATUS(kiln_program_builder_finish(b, &data, &size), KILN_OK);
-    kiln_program_builder_destroy(b);
+    size_t size;
+    void *data = irp_emit(&g, &size);
     kiln_ir_graph_deinit(&g);
     /* the op string in the program's bytes */
     const char *want = domain && domain[0] ? "kiln.Relu" : "Relu";
     EXPECT(memmem(data, size, want, strlen(want) + 1) != NULL);
-    kiln_program *p = NULL;
-    kiln_status st = kiln_program_open_memory(data, size, &p);
-    EXPECT_STATUS(st, KILN_OK);
-    kiln_module *m = NULL;
-    kiln_module_options mo = {.struct_size = sizeof mo, .num_threads = 1};
-    if (st == KILN_OK) EXPECT_STATUS(kiln_module_create(p, &mo, &m), KILN_OK);
-    kiln_method *method = NULL;
-    st = m ? kiln_method_load_with_message(m, "forward", &method, message, message_size) : KILN_ERROR_INTERNAL;
-    if (st == KILN_OK) {
-        float x[8] = {-1, 2, -3, 4, -5, 6, -7, 8};
-        kiln_tensor xt = {.dtype = KILN_DTYPE_F32, .rank = 2, .shape = {2, 4}, .data = x}, yt;
-        EXPECT_STATUS(kiln_method_set_input(method, 0, &xt), KILN_OK);
-        EXPECT_STATUS(kiln_method_execute(method), KILN_OK);
-        EXPECT_STATUS(kiln_method_get_output(method, 0, &yt), KILN_OK);
-        const float *y = yt.data;
-        EXPECT(y && y[0] == 0 && y[1] == 2 && y[7] == 8);
-    }
-    kiln_method_unload(method);
-    kiln_module_destroy(m);
-    if (p) kiln_program_close(p);
+    kiln_status st = irp_load_and_run_relu(data, size, message, message_size);
     kiln_free(kiln_allocator_default(), data);
     return st;
 }

@@ -130,6 +130,11 @@ const kiln_kernel *kiln_portable_kernel_find(const char *domain, const char *op,
 /* Every registered op name, for listings: calls fn for each kernel (the default ONNX domain's;
    the kiln domain has no portable kernels yet). */
 void kiln_portable_kernel_foreach(void (*fn)(const kiln_kernel *kernel, void *user), void *user);
+/* The index of the first block-quantized input (kiln_dtype_is_quantized) of a node of the
+   default ONNX domain, or -1. The ONNX kernels address elements, which a block-quantized tensor
+   has no bytes of their own for, so compiler and runtime refuse such a node before any kernel
+   sees it; a kiln-domain kernel that reads quantized weights checks its inputs itself. */
+int kiln_kernel_quantized_input(const kiln_node *node, const kiln_tensor *const *in);
 /* The kernel's arity at this opset (never NULL for a kernel kiln_portable_kernel_find returned). */
 const kiln_arity *kiln_kernel_arity(const kiln_kernel *kernel, int opset);
 /* Whether the op takes attribute a as it is: true when a's type is one the op's `attrs` allow,
@@ -159,11 +164,13 @@ int64_t kiln_tensor_get_i64(const kiln_tensor *t, int64_t i);
 double kiln_tensor_get_f64(const kiln_tensor *t, int64_t i);
 /* Normalise an axis in [-rank, rank) to [0, rank); false when out of range. */
 bool kiln_axis_normalize(int64_t axis, int64_t rank, int64_t *out);
-/* Bytes of data in a tensor whose shape was validated. */
+/* Bytes of data in a tensor whose shape was validated (kiln_tensor_size: block-quantized rows in
+   whole blocks). */
 size_t kiln_tensor_bytes(const kiln_tensor *t);
-/* The bytes of t's data through *out, when its dims are non-negative and the byte count fits
-   int64 (what kernels index with) and size_t; false when it does not (a model's shape, not a
-   kernel's, so callers report KILN_ERROR_LIMIT naming the value). */
+/* The bytes of t's data through *out, when its dims are non-negative, a block-quantized row is
+   whole blocks and the byte count fits int64 (what kernels index with) and size_t; false when
+   it does not (a model's shape, not a kernel's, so callers report KILN_ERROR_LIMIT naming the
+   value). */
 bool kiln_tensor_bytes_checked(const kiln_tensor *t, size_t *out);
 /* "[2, 3]" (truncated to size, always NUL-terminated), for messages. */
 void kiln_tensor_shape_text(const kiln_tensor *t, char *buf, size_t size);

@@ -57,6 +57,14 @@ void kiln_portable_kernel_foreach(void (*fn)(const kiln_kernel *kernel, void *us
         for (const kiln_kernel *k = families[f]; k->op; k++) fn(k, user);
 }
 
+int kiln_kernel_quantized_input(const kiln_node *node, const kiln_tensor *const *in)
+{
+    if (!kiln_domain_is_onnx(node->domain)) return -1;
+    for (size_t i = 0; i < node->n_inputs; i++)
+        if (in[i] && kiln_dtype_is_quantized(in[i]->dtype)) return (int)i;
+    return -1;
+}
+
 const kiln_arity *kiln_kernel_arity(const kiln_kernel *kernel, int opset)
 {
     const kiln_arity *best = &kernel->arity[0];
