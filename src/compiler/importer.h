@@ -13,6 +13,13 @@
  * kiln_ir_fail into the graph's message. Ops kiln defines itself (RoPE, RMSNorm, quantized
  * MatMul, attention with a KV cache) are nodes of the domain KILN_DOMAIN_KILN, so they never
  * collide with an ONNX op of the same name.
+ *
+ * What the GGUF importer (issue 14) brings beside ONNX: a magic-number probe ("GGUF", version 2
+ * or 3: KILN_IMPORTER_MAGIC); one file holding several methods, chosen by
+ * kiln_import_options.method ("prefill", "decode"); its weights imported as the block-quantized
+ * kiln_dtype of their GGUF type (Q8_0, Q4_0, Q4_K, Q6_K: same block bytes, docs/format.md), never
+ * dequantized; and its own options (context and prefill lengths), which will travel as
+ * key/value pairs the way backend options do (compiler_backend.h) once a caller has them.
  */
 #ifndef KILN_COMPILER_IMPORTER_H
 #define KILN_COMPILER_IMPORTER_H
