@@ -4,7 +4,8 @@
  *
  * Layer: tests (core through the public API; the compiler IR, portable kernels and the runtime
  * through ir_program_support.h; tools/io's .npy writer). Sizes: a row that is no whole number of
- * blocks, a block-quantized scalar, negative and overflowing counts. Refusals: an ONNX node fed a
+ * blocks (also as the compiler reports it), a block-quantized scalar, negative and overflowing
+ * counts. Refusals: an ONNX node fed a
  * Q8_0 value at compile time (DTYPE_MISMATCH naming it); a program holding a Q4_0 input opens
  * (the reader sizes it in blocks) and loading a portable kernel that reads it is FORMAT; the
  * .npy writer is NOT_SUPPORTED naming the dtype and writes nothing.
@@ -86,6 +87,13 @@ static void compiler_refuses(void)
     char message[512] = "";
     kiln_ir_graph g;
     irp_import(&g, "Relu", 64, message, sizeof message);
+    /* every size the compiler records: a row of no whole number of blocks is named */
+    kiln_tensor bad = {.dtype = KILN_DTYPE_Q4_K, .rank = 2, .shape = {2, 100}};
+    size_t n;
+    EXPECT_STATUS(kiln_ir_tensor_size(&g, &bad, "initializer", "w", &n), KILN_ERROR_SHAPE_MISMATCH);
+    EXPECT(strstr(message, "initializer 'w' of shape [2, 100] (q4_k) is not stored in whole blocks") != NULL);
+    EXPECT(strstr(message, "multiple of 256 elements") != NULL);
+    message[0] = '\0';
     REQUIRE(g.n_inputs == 1);
     g.values[g.inputs[0]].t.dtype = KILN_DTYPE_Q8_0;
     EXPECT_STATUS(kiln_ir_infer_and_fold(&g), KILN_ERROR_DTYPE_MISMATCH);
