@@ -24,13 +24,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void read_all_bytes(const kiln_tensor *t)
 {
-    int64_t numel = kiln_tensor_numel(t);
-    size_t elem = kiln_dtype_size(t->dtype);
-    if (numel < 0 || elem == 0) {
+    size_t bytes; /* block-quantized outputs too: whole blocks per row */
+    if (kiln_tensor_size(t, &bytes) != KILN_OK) {
         fprintf(stderr, "fuzz: output with invalid shape or dtype %d\n", (int)t->dtype);
         abort();
     }
-    size_t bytes = (size_t)numel * elem;
     if (bytes == 0) return;
     if (!t->data) {
         fprintf(stderr, "fuzz: output of %zu bytes without data\n", bytes);
@@ -51,10 +49,8 @@ static int set_zero_inputs(kiln_method *h)
         kiln_status st = kiln_method_input_info(h, i, &t);
         fuzz_check_status(st, "kiln_method_input_info");
         if (st != KILN_OK) return 0;
-        int64_t numel = kiln_tensor_numel(&t);
-        size_t elem = kiln_dtype_size(t.dtype);
-        if (numel < 0 || elem == 0 || (uint64_t)numel > PROGRAM_BUDGET / elem) return 0;
-        size_t bytes = (size_t)numel * elem;
+        size_t bytes;
+        if (kiln_tensor_size(&t, &bytes) != KILN_OK || bytes > PROGRAM_BUDGET) return 0;
         t.data = calloc(1, bytes ? bytes : 1);
         if (!t.data) return 0;
         st = kiln_method_set_input(h, i, &t);

@@ -10,11 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compiler/importer.h"
 #include "core/alloc.h"
 #include "core/file_open.h"
 #include "core/text_escape.h"
+#include "format/program_format.h"
 #include "io/npy.h"
 #include "program_file.h"
+#include "read_file.h"
 #include "tensor_pb.h"
 
 void cli_error(const char *fmt, ...)
@@ -77,6 +80,26 @@ bool cli_ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+cli_file_kind cli_file_kind_of(const char *path, const char **format)
+{
+    if (format) *format = NULL;
+    int fd;
+    if (kiln_file_open_read(path, &fd, NULL, NULL) != KILN_OK) return CLI_FILE_UNREADABLE;
+    char head[sizeof KILN_FORMAT_MAGIC - 1];
+    ssize_t n = pread(fd, head, sizeof head, 0);
+    close(fd);
+    if (n < 0) return CLI_FILE_UNREADABLE;
+    if ((size_t)n == sizeof head && memcmp(head, KILN_FORMAT_MAGIC, sizeof head) == 0) return CLI_FILE_PROGRAM;
+    uint8_t *bytes;
+    size_t size;
+    if (cli_read_file(path, kiln_allocator_default(), SIZE_MAX, &bytes, &size, NULL, 0) != KILN_OK)
+        return CLI_FILE_UNREADABLE;
+    const kiln_importer *im = kiln_importer_pick(bytes, size);
+    kiln_free(kiln_allocator_default(), bytes);
+    if (format && im) *format = im->name;
+    return im ? CLI_FILE_MODEL : CLI_FILE_OTHER;
 }
 
 int cli_load_tensor(const char *path, kiln_tensor *out)

@@ -34,6 +34,12 @@ bool cli_parse_shape(char *spec, kiln_input_shape *out);
 bool cli_parse_int(const char *s, long min, long max, long *out);
 /* true when s ends with suffix. */
 bool cli_ends_with(const char *s, const char *suffix);
+/* What the file at path holds, judged by its bytes and never by its name: a kiln program (it
+   starts with the program magic), a model one of the compiler's importers recognises (*format,
+   when not NULL, its importer's name, static), another readable file, or one that cannot be
+   opened or read (a missing file, a FIFO: opening it as a program says why). */
+typedef enum cli_file_kind { CLI_FILE_UNREADABLE, CLI_FILE_PROGRAM, CLI_FILE_MODEL, CLI_FILE_OTHER } cli_file_kind;
+cli_file_kind cli_file_kind_of(const char *path, const char **format);
 /* Load a .npy or ONNX TensorProto .pb file; data from the default allocator (free()). 0, or after
    reporting "cannot read input 'PATH': what is wrong" the exit status: KILN_EXIT_INVALID for
    every refused file (missing, not a regular file, corrupt, unsupported), KILN_EXIT_FAILURE when

@@ -89,10 +89,11 @@ static int parse(int argc, char **argv, bench_args *b)
         } else if (!cli_take_program("bench", a, &b->program)) return KILN_EXIT_USAGE;
     }
     if (!cli_require_program("bench", b->program)) return KILN_EXIT_USAGE;
-    if (cli_ends_with(b->program, ".onnx")) {
+    const char *format;
+    if (cli_file_kind_of(b->program, &format) == CLI_FILE_MODEL) {
         char shown[KILN_ESCAPED_NAME_SIZE];
-        cli_error("bench: '%s' is an ONNX model; compile it first (kiln compile MODEL.onnx -o MODEL.kiln)",
-                  cli_esc(shown, b->program));
+        cli_error("bench: '%s' is a model (%s), not a program; compile it first (kiln compile MODEL -o MODEL.kiln)",
+                  cli_esc(shown, b->program), format);
         return KILN_EXIT_USAGE;
     }
     return 0;
@@ -141,6 +142,7 @@ static void fill_random(kiln_tensor *t, int64_t n, uint64_t *state)
         case KILN_DTYPE_I16: case KILN_DTYPE_U16: ((uint16_t *)t->data)[i] = bit; break;
         case KILN_DTYPE_I32: case KILN_DTYPE_U32: ((uint32_t *)t->data)[i] = bit; break;
         case KILN_DTYPE_I64: case KILN_DTYPE_U64: ((uint64_t *)t->data)[i] = bit; break;
+        default: break; /* block-quantized: refused by make_random_inputs */
         }
     }
 }
@@ -170,6 +172,12 @@ static int make_random_inputs(kiln_method *method, input_set *in)
         kiln_method_input_info(method, in->n, t);
         int64_t numel = kiln_tensor_numel(t);
         size_t size = kiln_dtype_size(t->dtype);
+        if (kiln_dtype_is_quantized(t->dtype)) {
+            char shown[KILN_ESCAPED_NAME_SIZE];
+            cli_error("input %zu '%s' is %s, a block-quantized type, which kiln bench makes no random values of",
+                      in->n, cli_esc(shown, kiln_method_input_name(method, in->n)), kiln_dtype_name(t->dtype));
+            return KILN_EXIT_FAILURE;
+        }
         if (numel < 0 || size == 0 || (uint64_t)numel > SIZE_MAX / size) {
             char shown[KILN_ESCAPED_NAME_SIZE];
             cli_error("input %zu '%s' has no usable declared shape", in->n,

@@ -16,7 +16,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kiln compile (MODEL.onnx | --method NAME=MODEL.onnx ...) -o OUT.kiln [options]\n"
             "\n"
-            "Compiles ONNX models into a kiln program. A single positional model becomes the method\n"
+            "Compiles models into a kiln program; each model's format (ONNX) is found from its bytes,\n"
+            "not its name. A single positional model becomes the method\n"
             "'forward'; --method adds named methods (e.g. prefill and decode) to one program.\n"
             "\n"
             "options:\n"

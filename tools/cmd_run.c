@@ -28,21 +28,22 @@ typedef struct run_args {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: kiln run PROGRAM(.kiln|.onnx|shard manifest) [options]\n"
+            "usage: kiln run (PROGRAM.kiln|MODEL|shard manifest) [options]\n"
             "\n"
             "Runs a method of a program on input tensors (.npy, or ONNX TensorProto .pb) and prints\n"
-            "each output's shape, its first values and the time taken. An .onnx model is compiled\n"
-            "in memory first (input shapes taken from the input files unless --input-shape is given).\n"
+            "each output's shape, its first values and the time taken. A file that is not a kiln\n"
+            "program (by its bytes, whatever its name) is compiled in memory first as a model (ONNX)\n"
+            "(input shapes taken from the input files unless --input-shape is given).\n"
             "\n"
             "options:\n"
             "  --method NAME              method to run (needed when the program has several)\n"
             "  --inputs DIR               read input_<i>.npy or input_<i>.pb for every input i\n"
             "  --input [NAME=]FILE        one input, by name or by position (repeatable)\n"
             "  --outputs DIR              write output_<i>.npy for every output i\n"
-            "  --input-shape NAME=D0,..   input shape when compiling an .onnx (repeatable)\n"
+            "  --input-shape NAME=D0,..   input shape when compiling a model (repeatable)\n"
             "  --target T                 force a context-binary record (e.g. generic); a name the\n"
             "                             program has no record for is a usage error listing them.\n"
-            "                             With an .onnx model: compile for T\n"
+            "                             With a model: compile for T\n"
             "  --threads N                worker threads (0 = one per core)\n"
             "  --iterations N             execute N times and report min/median time (default 1)\n"
             "  -q, --quiet                print nothing but errors\n"
@@ -131,14 +132,17 @@ static int load_inputs(run_args *r, input_set *in)
     return 0;
 }
 
-/* The program to run: opened from its file, or compiled from an .onnx into *bytes (*size_out). */
+/* The program to run: opened from its file, or, when the file is no kiln program (by its bytes,
+   whatever its name), compiled into *bytes (*size_out); the compiler's importers then say what
+   the file is or that it is not a model they read. */
 static int open_program(run_args *r, const input_set *in, void **bytes, size_t *size_out, kiln_program **program)
 {
     kiln_status st;
     char shown[KILN_ESCAPED_NAME_SIZE];
     *bytes = NULL;
     *size_out = 0;
-    if (cli_ends_with(r->program, ".onnx")) {
+    cli_file_kind kind = cli_file_kind_of(r->program, NULL);
+    if (kind == CLI_FILE_MODEL || kind == CLI_FILE_OTHER) {
         kiln_input_shape shapes[MAX_INPUTS];
         kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = r->shapes, .n_input_shapes = r->n_shapes,
                                     .target = r->target};

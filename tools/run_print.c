@@ -41,6 +41,11 @@ void run_print_output(size_t i, const char *name, const kiln_tensor *t)
 {
     char shape[160], shown[KILN_ESCAPED_NAME_SIZE];
     kiln_format_shape(t, shape, sizeof shape);
+    if (kiln_dtype_is_quantized(t->dtype)) { /* blocks, not elements: nothing to print one by one */
+        printf("output %zu '%s': %s = (block-quantized: values not shown)\n", i, cli_esc(shown, name ? name : ""),
+               shape);
+        return;
+    }
     printf("output %zu '%s': %s = [", i, cli_esc(shown, name ? name : ""), shape);
     int64_t n = kiln_tensor_numel(t), show = n < RUN_PRINT_VALUES ? n : RUN_PRINT_VALUES;
     for (int64_t k = 0; k < show; k++) {

@@ -149,7 +149,7 @@ int main(void)
     qsort(ops.rows, ops.n, sizeof ops.rows[0], by_name);
     for (size_t i = 0; kiln_cpu_aot_op_at(i, NULL); i++) {
         const char *op = kiln_cpu_aot_op_at(i, NULL);
-        if (!kiln_portable_kernel_find(op, PROBE_MAX)) {
+        if (!kiln_portable_kernel_find(NULL, op, PROBE_MAX)) {
             fprintf(stderr, "gen_ops_doc: the cpu backend lowers '%s', which has no portable kernel\n", op);
             return 1;
         }

@@ -1,7 +1,9 @@
 /* compiler.h — the public API of kiln's ahead-of-time compiler (host library kiln_compiler).
  *
- * The compiler imports ONNX models, infers shapes, folds constants, plans memory and writes a
- * program file. It is not part of the embeddable runtime: it links protobuf-c.
+ * The compiler imports models, infers shapes, folds constants, plans memory and writes a
+ * program file. A model's format is found from its bytes, never its file name, by the one of
+ * kiln's importers most sure of them (today ONNX); bytes none recognises are KILN_ERROR_MODEL
+ * with a message naming how they start and the formats tried. It is not part of the embeddable runtime: it links protobuf-c.
  * Every call returns a kiln_status; on failure `message` (when non-NULL) receives one line
  * naming the problem (the op, its domain, opset and node for unsupported ops), and no output
  * file is left behind.
@@ -26,10 +28,10 @@ typedef struct kiln_input_shape {
     int64_t dims[KILN_MAX_RANK];
 } kiln_input_shape;
 
-/* One method of the program: its name and the ONNX file (or bytes) that defines it. */
+/* One method of the program: its name and the model file (or bytes) that defines it. */
 typedef struct kiln_compile_method {
     const char *name;           /* "forward" when there is a single model */
-    const char *model_path;     /* ONNX file; or NULL and model_data/model_size */
+    const char *model_path;     /* model file (ONNX); or NULL and model_data/model_size */
     const void *model_data;
     size_t model_size;
 } kiln_compile_method;
@@ -89,7 +91,7 @@ typedef struct kiln_compile_options {
  * created; out_path being the same file as a method's model_path (after links) is
  * KILN_ERROR_INVALID_ARGUMENT, checked before any work. The compile spec is checked
  * before any model is read. Statuses: KILN_ERROR_INVALID_ARGUMENT, KILN_ERROR_IO,
- * KILN_ERROR_MODEL (unreadable or invalid ONNX), KILN_ERROR_UNSUPPORTED_OP,
+ * KILN_ERROR_MODEL (unreadable, in no format kiln imports, or an invalid model), KILN_ERROR_UNSUPPORTED_OP,
  * KILN_ERROR_SHAPE_MISMATCH / KILN_ERROR_DTYPE_MISMATCH (inconsistent model),
  * KILN_ERROR_COMPILE_SPEC, KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_LIMIT. */
 KILN_API kiln_status kiln_compile_file(const kiln_compile_options *options, const kiln_compile_method *methods,

@@ -86,18 +86,57 @@ KILN_API const char *kiln_status_str(kiln_status status);
 /* The symbolic name of a status without the KILN_ prefix, e.g. "ERROR_FORMAT". Static. */
 KILN_API const char *kiln_status_name(kiln_status status);
 
-typedef enum kiln_dtype {
-    KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F64,
-    KILN_DTYPE_I8, KILN_DTYPE_I16, KILN_DTYPE_I32, KILN_DTYPE_I64,
-    KILN_DTYPE_U8, KILN_DTYPE_U16, KILN_DTYPE_U32, KILN_DTYPE_U64,
-    KILN_DTYPE_BOOL
-} kiln_dtype;
-#define KILN_DTYPE_COUNT 13
+/* Element types, in the order of their values (which are part of the program and context-binary
+ * formats, docs/format.md: a new type is appended, never inserted). Each is
+ *   X(NAME, name, block elements, block bytes)
+ * A plain type stores one element per block (its size in bytes). A block-quantized weight type
+ * (ggml's layouts, docs/format.md "Block-quantized types") stores a block of elements in a fixed
+ * number of bytes: a row of such a tensor (its last dimension) is a whole number of blocks.
+ * Plain types come first (F32 ... BOOL), the block-quantized ones after them. */
+#define KILN_DTYPE_MAP(X)                                                                        \
+    X(F32, "f32", 1, 4)                                                                          \
+    X(F16, "f16", 1, 2)                                                                          \
+    X(BF16, "bf16", 1, 2)                                                                        \
+    X(F64, "f64", 1, 8)                                                                          \
+    X(I8, "i8", 1, 1)                                                                            \
+    X(I16, "i16", 1, 2)                                                                          \
+    X(I32, "i32", 1, 4)                                                                          \
+    X(I64, "i64", 1, 8)                                                                          \
+    X(U8, "u8", 1, 1)                                                                            \
+    X(U16, "u16", 1, 2)                                                                          \
+    X(U32, "u32", 1, 4)                                                                          \
+    X(U64, "u64", 1, 8)                                                                          \
+    X(BOOL, "bool", 1, 1)                                                                        \
+    X(Q8_0, "q8_0", 32, 34)     /* f16 scale, 32 x i8 */                                        \
+    X(Q4_0, "q4_0", 32, 18)     /* f16 scale, 32 x 4-bit (offset 8) */                          \
+    X(Q4_K, "q4_k", 256, 144)   /* f16 scale and min, 12 bytes of 6-bit sub-block scales, 256 x 4-bit */ \
+    X(Q6_K, "q6_k", 256, 210)   /* 128 bytes low 4 bits, 64 high 2 bits, 16 x i8 scales, f16 scale */
 
-/* Bytes per element of a dtype, 0 for a value that is not a kiln_dtype. */
+typedef enum kiln_dtype {
+#define KILN_DTYPE_ENUM_(name, text, block_elements, block_bytes) KILN_DTYPE_##name,
+    KILN_DTYPE_MAP(KILN_DTYPE_ENUM_)
+#undef KILN_DTYPE_ENUM_
+} kiln_dtype;
+/* The number of kiln_dtype values, derived from the list (never kept by hand). */
+#define KILN_DTYPE_COUNT_ONE_(name, text, block_elements, block_bytes) +1
+#define KILN_DTYPE_COUNT (0 KILN_DTYPE_MAP(KILN_DTYPE_COUNT_ONE_))
+
+/* Bytes per element of a plain dtype; 0 for a block-quantized dtype (whose elements are not
+   whole bytes: see kiln_dtype_block) and for a value that is not a kiln_dtype. */
 KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
-/* Lower-case name ("f32", "i64", "bool" ...) or "?" . Static. */
+/* Lower-case name ("f32", "i64", "bool", "q4_k" ...) or "?" . Static. */
 KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
+/* Nonzero when dtype is block-quantized (Q8_0, Q4_0, Q4_K, Q6_K ...), 0 otherwise (also for a
+   value that is not a kiln_dtype). */
+KILN_API int kiln_dtype_is_quantized(kiln_dtype dtype);
+/* The storage block of dtype: *elements values in *bytes bytes (1 and kiln_dtype_size for a plain
+   type; 32 in 34 for Q8_0, 32 in 18 for Q4_0, 256 in 144 for Q4_K, 256 in 210 for Q6_K).
+   KILN_ERROR_INVALID_ARGUMENT for a value that is not a kiln_dtype (nothing written). */
+KILN_API kiln_status kiln_dtype_block(kiln_dtype dtype, uint32_t *elements, uint32_t *bytes);
+/* Bytes of n consecutive elements of dtype (a row of a tensor) through *out. Statuses:
+   KILN_ERROR_INVALID_ARGUMENT (not a kiln_dtype, or n negative), KILN_ERROR_SHAPE_MISMATCH (n is
+   not a multiple of the dtype's block), KILN_ERROR_LIMIT (the size overflows size_t). */
+KILN_API kiln_status kiln_dtype_row_size(kiln_dtype dtype, int64_t n, size_t *out);
 
 typedef struct kiln_tensor {
     kiln_dtype dtype;
@@ -108,6 +147,13 @@ typedef struct kiln_tensor {
 
 /* Number of elements of a tensor's shape (1 for rank 0), or -1 if it overflows int64. */
 KILN_API int64_t kiln_tensor_numel(const kiln_tensor *tensor);
+/* Bytes of a dense tensor of this dtype and shape through *out: numel x element size, or for a
+   block-quantized dtype rows of whole blocks (the last dimension a multiple of the block; a
+   scalar is no such row). Statuses: KILN_ERROR_INVALID_ARGUMENT (not a kiln_dtype, rank above
+   KILN_MAX_RANK, a negative dimension), KILN_ERROR_SHAPE_MISMATCH (a block-quantized tensor whose
+   last dimension is not a multiple of its block, or of rank 0), KILN_ERROR_LIMIT (the size
+   overflows size_t). */
+KILN_API kiln_status kiln_tensor_size(const kiln_tensor *tensor, size_t *out);
 
 typedef struct kiln_allocator {
     void *ctx;

@@ -9,6 +9,8 @@
  * context binaries (so one module holds one scratch buffer, not one per distinct need), and the
  * atomic file write (core/file_write.h), refused when the output is one of the models.
  *
+ * Models are read by the importer their content names (importer.h), never by file extension.
+ *
  * Layer: compiler. Every intermediate (IR arenas and the payloads the graphs own, the builder,
  * the program bytes, temporary files) is released on success and on failure through one cleanup
  * path per function; the graphs all live until the program is finished, because the builder and
@@ -22,7 +24,7 @@
 #include "compiler/compile_spec.h"
 #include "compiler/compiler_backend.h"
 #include "compiler/emit.h"
-#include "compiler/onnx/onnx_import.h"
+#include "compiler/importer.h"
 #include "compiler/onnx/onnx_tensor.h"
 #include "compiler/output_file.h"
 #include "compiler/partition.h"
@@ -59,8 +61,9 @@ static kiln_status import_method(const kiln_compile_options *opt, const kiln_all
         }
         bytes = file;
     }
-    st = kiln_onnx_import(g, bytes, size, m->model_path, opt->input_shapes, opt->n_input_shapes,
-                          opt->input_shapes_by_position != 0);
+    kiln_import_source src = {bytes, size, m->model_path};
+    kiln_import_options io = {m->name, opt->input_shapes, opt->n_input_shapes, opt->input_shapes_by_position != 0};
+    st = kiln_import_model(g, &src, &io, NULL);
     kiln_free(a, file); /* the IR holds copies of everything it needs */
     if (st != KILN_OK) return st;
     return kiln_ir_infer_and_fold(g);

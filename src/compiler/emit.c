@@ -3,6 +3,7 @@
  * method record. Layer: compiler. */
 #include "compiler/emit.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/check.h"
@@ -104,7 +105,16 @@ static kiln_status emit_instr(emitter *e, const kiln_ir_node *n)
     KILN_CHECK(n->node.n_inputs <= UINT16_MAX && n->node.n_outputs <= UINT16_MAX, KILN_ERROR_LIMIT);
     rec.n_inputs = (uint16_t)n->node.n_inputs;
     rec.n_outputs = (uint16_t)n->node.n_outputs;
-    KILN_TRY(kiln_program_builder_string(e->b, n->node.op, strlen(n->node.op), &rec.op));
+    /* The op's domain travels in its op string (program_format.h): "kiln.RMSNorm", never a bare
+       "RMSNorm" a reader would take for an ONNX op. Ops of a domain are kiln's own: short names. */
+    if (!n->payload && !kiln_domain_is_onnx(n->node.domain)) {
+        char op[256];
+        int op_size = snprintf(op, sizeof op, "%s.%s", n->node.domain, n->node.op);
+        KILN_CHECK(op_size >= 0 && (size_t)op_size < sizeof op, KILN_ERROR_LIMIT);
+        KILN_TRY(kiln_program_builder_string(e->b, op, (size_t)op_size, &rec.op));
+    } else {
+        KILN_TRY(kiln_program_builder_string(e->b, n->node.op, strlen(n->node.op), &rec.op));
+    }
     KILN_TRY(kiln_program_builder_string(e->b, n->node.name, strlen(n->node.name), &rec.name));
     rec.first_attr = kiln_program_builder_n_attrs(e->b);
     rec.n_attrs = (uint32_t)n->node.n_attrs;

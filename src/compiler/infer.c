@@ -63,6 +63,11 @@ static kiln_status infer_node(kiln_ir_graph *g, int32_t index)
     }
     for (size_t j = 0; j < n->node.n_outputs; j++)
         if (n->outputs[j] >= 0) out[j] = &g->values[n->outputs[j]].t;
+    int quantized = kiln_kernel_quantized_input(&n->node, in);
+    if (quantized >= 0)
+        return kiln_ir_fail(g, KILN_ERROR_DTYPE_MISMATCH, "node '%s' (%s): input %d is %s, a block-quantized type, "
+                            "which ONNX ops do not take", n->node.name, n->node.op, quantized,
+                            kiln_dtype_name(in[quantized]->dtype));
     if (!shapes_known) return KILN_OK; /* downstream of a data-dependent shape: decided at run time */
 
     size_t scratch = 0;

@@ -116,9 +116,17 @@ kiln_status kiln_ir_fail_escaped(kiln_ir_graph *g, kiln_status status, const cha
 kiln_status kiln_ir_tensor_size(kiln_ir_graph *g, const kiln_tensor *t, const char *what, const char *name,
                                 size_t *out)
 {
-    if (kiln_tensor_bytes_checked(t, out)) return KILN_OK;
+    kiln_status st = kiln_tensor_size(t, out);
+    if (st == KILN_OK) return KILN_OK;
     char shape[KILN_MAX_RANK * 24 + 16];
     kiln_tensor_shape_text(t, shape, sizeof shape);
+    if (st == KILN_ERROR_SHAPE_MISMATCH) {
+        uint32_t block = 0;
+        kiln_dtype_block(t->dtype, &block, NULL);
+        return kiln_ir_fail(g, st, "%s '%s' of shape %s (%s) is not stored in whole blocks: a %s row (the last "
+                            "dimension) must be a multiple of %u elements", what, name, shape,
+                            kiln_dtype_name(t->dtype), kiln_dtype_name(t->dtype), block);
+    }
     return kiln_ir_fail(g, KILN_ERROR_LIMIT, "%s '%s' of shape %s (%s) is too large: its byte size overflows 63 bits",
                         what, name, shape, kiln_dtype_name(t->dtype));
 }

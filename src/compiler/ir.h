@@ -85,7 +85,7 @@ kiln_status kiln_ir_fail_escaped(kiln_ir_graph *g, kiln_status status, const cha
 
 /* The byte size of t (a value `name`, described by `what`: "input", "output 0 of node 'n3'"...)
  * through *out; KILN_ERROR_LIMIT with a message naming it when the size overflows (see
- * kiln_tensor_bytes_checked). Every size the compiler records comes through here or a check
+ * kiln_tensor_size), KILN_ERROR_SHAPE_MISMATCH when a block-quantized row is not whole blocks. Every size the compiler records comes through here or a check
  * as strict. */
 kiln_status kiln_ir_tensor_size(kiln_ir_graph *g, const kiln_tensor *t, const char *what, const char *name,
                                 size_t *out);

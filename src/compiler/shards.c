@@ -83,8 +83,15 @@ static kiln_status load_model(shard_job *j)
     }
     kiln_ir_graph_init(&j->g, j->a, j->message, j->message_size);
     j->g_live = true;
-    KILN_TRY(kiln_onnx_import(&j->g, bytes, size, j->method->model_path, j->opt->input_shapes, j->opt->n_input_shapes,
-                              j->opt->input_shapes_by_position != 0));
+    kiln_import_source src = {bytes, size, j->method->model_path};
+    kiln_import_options io = {j->method->name, j->opt->input_shapes, j->opt->n_input_shapes,
+                              j->opt->input_shapes_by_position != 0};
+    const kiln_importer *used;
+    KILN_TRY(kiln_import_model(&j->g, &src, &io, &used));
+    /* Shards are written back as ONNX models (shard_onnx.c), so only an ONNX model can be cut;
+       a format with an importer of its own shards itself (a GGUF LLM by layers). */
+    if (used != &kiln_onnx_model_importer)
+        return fail(j, KILN_ERROR_COMPILE_SPEC, "--shards cuts ONNX models only; this model is %s", used->name);
     KILN_TRY(kiln_ir_infer_and_fold(&j->g));
     ProtobufCAllocator pa = {pb_alloc, pb_free, (void *)j->a};
     j->model = onnx__model_proto__unpack(&pa, size, bytes);

@@ -99,7 +99,7 @@ typedef enum kiln_fmt_instr_kind {
 
 typedef struct kiln_fmt_instr {
     uint32_t kind;
-    uint32_t op;               /* string offset: ONNX op_type or backend name */
+    uint32_t op;               /* string offset: KERNEL: the op (kiln_fmt_op_domain_size); DELEGATE: backend name */
     uint32_t name;             /* string offset: node name for messages */
     int32_t opset;
     uint32_t first_attr, n_attrs;     /* ATTRS range */
@@ -109,6 +109,25 @@ typedef struct kiln_fmt_instr {
     uint32_t reserved0;
     uint64_t scratch_size;
 } kiln_fmt_instr;              /* 48 bytes */
+
+/* A KERNEL instruction's op string names the op and its domain: the op_type alone for the
+   default ONNX domain (as in every program written before domains existed, so they read the
+   same), "<domain>.<op_type>" for another ("kiln.RMSNorm"). An op_type never holds a '.', a
+   domain may ("com.example"), so the domain is everything before the last '.'. These give the
+   length of that domain (0: the default ONNX domain) and the op_type within the string. */
+static inline size_t kiln_fmt_op_domain_size(const char *stored)
+{
+    size_t domain = 0;
+    for (size_t i = 0; stored[i]; i++)
+        if (stored[i] == '.') domain = i;
+    return domain;
+}
+
+static inline const char *kiln_fmt_op_type(const char *stored)
+{
+    size_t domain = kiln_fmt_op_domain_size(stored);
+    return domain ? stored + domain + 1 : stored;
+}
 
 typedef struct kiln_fmt_attr {
     uint32_t name;             /* string offset */

@@ -80,12 +80,12 @@ static kiln_status check_value(const kiln_program_view *v, const kiln_fmt_value 
     FMT_CHECK(val->storage >= KILN_STORAGE_CONST && val->storage <= KILN_STORAGE_DYNAMIC);
     if (val->storage == KILN_STORAGE_DYNAMIC) return KILN_OK;
     FMT_CHECK(range_ok(val->shape, val->rank, v->n_i64));
-    uint64_t bytes = kiln_dtype_size((kiln_dtype)val->dtype);
-    for (uint32_t d = 0; d < val->rank; d++) {
-        int64_t dim = v->i64[val->shape + d];
-        FMT_CHECK(dim >= 0 && kiln_mul_u64(bytes, (uint64_t)dim, &bytes));
-    }
-    FMT_CHECK(bytes == val->size);
+    /* Dense bytes of the shape: numel x element size, or whole blocks per row for a
+       block-quantized type (a row that is no whole number of blocks has no size). */
+    kiln_tensor t = {.dtype = (kiln_dtype)val->dtype, .rank = val->rank};
+    for (uint32_t d = 0; d < val->rank; d++) t.shape[d] = v->i64[val->shape + d];
+    size_t bytes;
+    FMT_CHECK(kiln_tensor_size(&t, &bytes) == KILN_OK && bytes == val->size);
     if (val->storage == KILN_STORAGE_CONST) {
         FMT_CHECK(val->segment < v->n_segments);
         /* Kernels read constants as arrays of their dtype (an I64 shape operand, say): an
@@ -117,7 +117,9 @@ static kiln_status check_attr(const kiln_program_view *v, const kiln_fmt_attr *a
     }
     case 5 /* TENSOR */: {
         uint64_t dtype = (uint64_t)a->i & 0xFF, rank = ((uint64_t)a->i >> 8) & 0xFF;
-        FMT_CHECK(((uint64_t)a->i >> 16) == 0 && dtype < KILN_DTYPE_COUNT && rank <= KILN_MAX_RANK);
+        /* Attribute tensors are ONNX's (ConstantOfShape's value ...): never block-quantized. */
+        FMT_CHECK(((uint64_t)a->i >> 16) == 0 && dtype < KILN_DTYPE_COUNT && rank <= KILN_MAX_RANK &&
+                  !kiln_dtype_is_quantized((kiln_dtype)dtype));
         FMT_CHECK(a->ref < v->n_segments && range_ok(a->count, rank, v->n_i64));
         uint64_t bytes = kiln_dtype_size((kiln_dtype)dtype);
         for (uint64_t d = 0; d < rank; d++) {

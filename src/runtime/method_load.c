@@ -148,6 +148,8 @@ static kiln_status verify_instr(kiln_method_state *s, kiln_exec_instr *in)
         memset(&outs_storage[j], 0, sizeof outs_storage[j]);
         outs[j] = &outs_storage[j];
     }
+    /* Before the dynamic return: a run-time inference would see the same inputs. */
+    KILN_CHECK(!in->kernel || kiln_kernel_quantized_input(&in->node, ins) < 0, KILN_ERROR_FORMAT);
     if (in->dynamic || !in->kernel) return KILN_OK;
     size_t scratch = 0;
     kiln_status st = in->kernel->infer(&in->node, ins, outs, &scratch);
@@ -273,7 +275,17 @@ static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, 
         char op[KILN_ESCAPED_NAME_SIZE];
         kiln_text_escape(op, sizeof op, in->node.op, (size_t)-1);
         if (f->kind == KILN_INSTR_KERNEL) {
-            in->kernel = kiln_portable_kernel_find(in->node.op, in->node.opset);
+            /* "kiln.RMSNorm" is op RMSNorm of domain kiln; a bare name is an ONNX op. */
+            size_t domain_size = kiln_fmt_op_domain_size(in->node.op);
+            if (domain_size) {
+                char *domain = kiln_arena_alloc(&s->load, domain_size + 1, 1);
+                KILN_CHECK(domain, KILN_ERROR_OUT_OF_MEMORY);
+                memcpy(domain, in->node.op, domain_size);
+                domain[domain_size] = '\0';
+                in->node.domain = domain;
+                in->node.op = kiln_fmt_op_type(in->node.op);
+            }
+            in->kernel = kiln_portable_kernel_find(in->node.domain, in->node.op, in->node.opset);
             if (!in->kernel) {
                 snprintf(message, message_size, "op '%s' opset %d (instruction %zu) is not in this build's kernels", op,
                          (int)in->node.opset, k);

@@ -31,6 +31,7 @@ double kiln_test_element(const kiln_tensor *t, int64_t i)
         memcpy(&f, &bits, 4);
         return f;
     }
+    default: break; /* block-quantized: no element of its own */
     }
     return 0;
 }

@@ -16,6 +16,10 @@
 #                    an unknown --method: exit 2, one line listing what the program has
 #     verify         `kiln inspect` and `kiln verify` on a clean program (exit 0) and on one whose
 #                    weight byte was changed in place, structure intact (exit 4 naming the binary)
+#     model_content  the tool tells a program from a model by its bytes, not its name: an ONNX
+#                    model named .bin compiles and runs, an ONNX model named .kiln runs too, bench
+#                    refuses one as a model (exit 2); a GGUF header or random bytes named .onnx
+#                    are no model kiln imports (exit 4, one line naming how the file starts)
 #     escape         names holding a newline and an ANSI escape, from a model and from the command
 #                    line, reach the terminal escaped and never split a message
 # The models and tensor files come from make_inputs.py (/usr/bin/python3 with onnx and numpy;
@@ -275,6 +279,28 @@ no_raw_controls() {
     fi
 }
 
+section_model_content() {
+    cp mm.onnx model.bin
+    cp mm.onnx model.kiln
+    compile model.bin -o from-bin.kiln
+    run_kiln run model.bin --input x14.npy
+    [ "$rc" -eq 0 ] || fail "run model.bin: exit $rc: $(cat "$work/err")"
+    run_kiln run model.kiln --input x14.npy
+    [ "$rc" -eq 0 ] || fail "run an ONNX model named model.kiln: exit $rc: $(cat "$work/err")"
+    run_kiln bench model.bin
+    expect 2 "bench: 'model.bin' is a model (onnx), not a program" "bench an ONNX model named .bin"
+    printf 'GGUF\003\000\000\000\000\000\000\000\000\000\000\000' > gguf.onnx
+    run_kiln compile gguf.onnx -o gguf.kiln
+    expect 4 "model 'gguf.onnx' is not in a format kiln can import (it starts with \"GGUF\"; tried onnx)" \
+        "compile a GGUF header named .onnx"
+    [ -e gguf.kiln ] && fail "compile of a GGUF header left gguf.kiln behind"
+    run_kiln run gguf.onnx --input x14.npy
+    expect 4 "is not in a format kiln can import" "run a GGUF header"
+    "$python" -c 'import random, sys; random.seed(13); sys.stdout.buffer.write(bytes(random.randrange(256) for _ in range(300)))' > noise.onnx
+    run_kiln compile noise.onnx -o noise.kiln
+    expect 4 "model 'noise.onnx' is not in a format kiln can import (it starts with" "compile random bytes"
+}
+
 section_escape() {
     compile evil.onnx -o evil.kiln
     run_kiln run evil.kiln --input x14.npy
@@ -303,7 +329,7 @@ section_escape() {
 }
 
 case $section in
-special_files | tensor_errors | run_dtypes | target_method | verify | escape) "section_$section" ;;
+special_files | tensor_errors | run_dtypes | target_method | verify | model_content | escape) "section_$section" ;;
 *) echo "unknown section '$section'" >&2; exit 2 ;;
 esac
 [ $failed -eq 0 ] && echo "PASS: $section"

@@ -72,6 +72,9 @@ static void test_dtypes(void)
         {KILN_DTYPE_I32, 4, "i32"}, {KILN_DTYPE_I64, 8, "i64"}, {KILN_DTYPE_U8, 1, "u8"},
         {KILN_DTYPE_U16, 2, "u16"}, {KILN_DTYPE_U32, 4, "u32"}, {KILN_DTYPE_U64, 8, "u64"},
         {KILN_DTYPE_BOOL, 1, "bool"},
+        /* block-quantized: no bytes per element (test_dtype.c checks their blocks) */
+        {KILN_DTYPE_Q8_0, 0, "q8_0"}, {KILN_DTYPE_Q4_0, 0, "q4_0"}, {KILN_DTYPE_Q4_K, 0, "q4_k"},
+        {KILN_DTYPE_Q6_K, 0, "q6_k"},
     };
     for (int i = 0; i < KILN_DTYPE_COUNT; i++) {
         EXPECT((int)rows[i].dtype == i);

@@ -123,7 +123,7 @@ static void check_node(node_case *c, const char *op)
     c->node.name = c->what;
     c->node.opset = 17;
     c->node.attrs = c->attrs;
-    const kiln_kernel *k = kiln_portable_kernel_find(op, 17);
+    const kiln_kernel *k = kiln_portable_kernel_find(NULL, op, 17);
     checks++;
     if (!k) {
         fprintf(stderr, "FAIL: no portable kernel for %s\n", op);

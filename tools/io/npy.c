@@ -537,7 +537,14 @@ kiln_status kiln_npy_write_io(const struct kiln_file_io *io, const char *path, c
 {
     KILN_CHECK(path && t && t->rank <= KILN_MAX_RANK, KILN_ERROR_INVALID_ARGUMENT);
     const npy_dtype_entry *e = entry_for_dtype(t->dtype);
-    KILN_CHECK(e, kiln_dtype_size(t->dtype) ? KILN_ERROR_NOT_SUPPORTED : KILN_ERROR_INVALID_ARGUMENT);
+    KILN_CHECK((unsigned)t->dtype < KILN_DTYPE_COUNT, KILN_ERROR_INVALID_ARGUMENT);
+    if (!e) { /* BF16 and the block-quantized types: kiln dtypes NumPy has no equivalent for */
+        char shown[KILN_ESCAPED_NAME_SIZE];
+        if (message && message_size)
+            snprintf(message, message_size, "cannot write '%s': NumPy has no dtype for kiln's %s",
+                     kiln_text_escape(shown, sizeof shown, path, (size_t)-1), kiln_dtype_name(t->dtype));
+        return KILN_ERROR_NOT_SUPPORTED;
+    }
     int64_t numel = kiln_tensor_numel(t);
     size_t n;
     KILN_CHECK(numel >= 0 && (uint64_t)numel <= SIZE_MAX, KILN_ERROR_INVALID_ARGUMENT);

@@ -58,7 +58,8 @@ kiln_status kiln_npy_read_memory(const void *bytes, size_t size, const kiln_allo
  * Returns KILN_OK or
  *   KILN_ERROR_INVALID_ARGUMENT  path or t is NULL, rank > KILN_MAX_RANK, a negative dimension,
  *                                an element count that overflows, or data NULL with elements;
- *   KILN_ERROR_NOT_SUPPORTED     a dtype NumPy has no equivalent for (BF16);
+ *   KILN_ERROR_NOT_SUPPORTED     a dtype NumPy has no equivalent for (BF16, the block-quantized
+ *                                Q8_0, Q4_0, Q4_K, Q6_K ...);
  *   KILN_ERROR_IO                not a regular file, or creating, writing, syncing or renaming
  *                                failed;
  *   KILN_ERROR_OUT_OF_MEMORY. */

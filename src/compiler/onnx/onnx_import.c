@@ -240,3 +240,10 @@ kiln_status kiln_onnx_import(kiln_ir_graph *g, const void *bytes, size_t size, c
     onnx__model_proto__free_unpacked(m, &pa);
     return st;
 }
+
+static kiln_status import_source(kiln_ir_graph *g, const kiln_import_source *src, const kiln_import_options *opt)
+{
+    return kiln_onnx_import(g, src->bytes, src->size, src->path, opt->shapes, opt->n_shapes, opt->shapes_by_position);
+}
+
+const kiln_importer kiln_onnx_model_importer = {"onnx", kiln_onnx_probe, import_source};

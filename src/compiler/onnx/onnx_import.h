@@ -3,6 +3,7 @@
 #ifndef KILN_COMPILER_ONNX_IMPORT_H
 #define KILN_COMPILER_ONNX_IMPORT_H
 
+#include "compiler/importer.h"
 #include "compiler/ir.h"
 #include "kiln/compiler.h"
 
@@ -17,5 +18,9 @@
  * domain, opset and node), KILN_ERROR_LIMIT (a tensor too large), KILN_ERROR_OUT_OF_MEMORY. */
 kiln_status kiln_onnx_import(kiln_ir_graph *g, const void *bytes, size_t size, const char *model_path,
                              const kiln_input_shape *shapes, size_t n_shapes, bool shapes_by_position);
+
+/* The ONNX entry of the importer table (importer.h): probe kiln_onnx_probe, import
+   kiln_onnx_import. */
+extern const kiln_importer kiln_onnx_model_importer;
 
 #endif

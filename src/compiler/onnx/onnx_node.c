@@ -267,7 +267,9 @@ kiln_status kiln_onnx_import_node(kiln_onnx_importer *im, const Onnx__NodeProto 
     for (size_t i = 0; i < np->n_attribute; i++) KILN_TRY(convert_attr(im, np->attribute[i], &attrs[i], name, op));
 
     if (strcmp(op, "Constant") == 0) return import_constant(im, np, attrs, name);
-    const kiln_kernel *kernel = kiln_portable_kernel_find(op, g->opset);
+    /* Only default-domain nodes get here, so the kernel is an ONNX one: kiln's own ops (domain
+       KILN_DOMAIN_KILN) come from other importers, never from an ONNX file's node names. */
+    const kiln_kernel *kernel = kiln_portable_kernel_find(NULL, op, g->opset);
     if (!kernel)
         return kiln_ir_fail(g, KILN_ERROR_UNSUPPORTED_OP, "unsupported op '%s' (domain '%s', opset %d) at node '%s'",
                             op, domain, g->opset, name);
@@ -280,6 +282,7 @@ kiln_status kiln_onnx_import_node(kiln_onnx_importer *im, const Onnx__NodeProto 
     n->node.op = kiln_arena_strdup(&g->arena, op);
     n->node.name = kiln_arena_strdup(&g->arena, name);
     KILN_CHECK(n->node.op && n->node.name, KILN_ERROR_OUT_OF_MEMORY);
+    n->node.domain = ""; /* "ai.onnx" and an absent domain alike */
     n->node.opset = g->opset;
     n->node.attrs = attrs;
     n->node.n_attrs = np->n_attribute;

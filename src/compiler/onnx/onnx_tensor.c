@@ -64,6 +64,7 @@ static void copy_typed(const Onnx__TensorProto *tp, kiln_dtype dtype, size_t n, 
         case KILN_DTYPE_I8: ((int8_t *)dst)[i] = (int8_t)tp->int32_data[i]; break;
         case KILN_DTYPE_U8: ((uint8_t *)dst)[i] = (uint8_t)tp->int32_data[i]; break;
         case KILN_DTYPE_BOOL: ((uint8_t *)dst)[i] = tp->int32_data[i] != 0; break;
+        default: break; /* block-quantized: no ONNX element type maps to one (kiln_onnx_dtype) */
         }
     }
 }

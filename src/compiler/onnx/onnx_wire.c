@@ -168,3 +168,36 @@ kiln_status kiln_onnx_check_wire(const void *bytes, size_t size, kiln_onnx_nul_s
     if (w.hit) describe(&w, found->where, sizeof found->where);
     return st;
 }
+
+/* The wire type a field of this type is written with (a repeated number may also come packed,
+   as one WIRE_BYTES field). */
+static unsigned wire_type(const ProtobufCFieldDescriptor *f)
+{
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_SFIXED32: case PROTOBUF_C_TYPE_FIXED32: case PROTOBUF_C_TYPE_FLOAT: return WIRE_FIXED32;
+    case PROTOBUF_C_TYPE_SFIXED64: case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_DOUBLE: return WIRE_FIXED64;
+    case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_BYTES: case PROTOBUF_C_TYPE_MESSAGE: return WIRE_BYTES;
+    default: return WIRE_VARINT;
+    }
+}
+
+int kiln_onnx_probe(const void *bytes, size_t size)
+{
+    const uint8_t *p = bytes, *end = p + size;
+    bool known = false, graph = false;
+    while (p < end) {
+        uint64_t key;
+        const uint8_t *value = NULL;
+        size_t value_size = 0;
+        if (!read_field(&p, end, &key, &value, &value_size) || (key >> 3) == 0 || (key >> 3) > UINT32_MAX) return 0;
+        const ProtobufCFieldDescriptor *f =
+            protobuf_c_message_descriptor_get_field(&onnx__model_proto__descriptor, (unsigned)(key >> 3));
+        if (!f) continue; /* a field of a newer onnx.proto: allowed, proves nothing */
+        unsigned wire = (unsigned)(key & 7);
+        bool packed = f->label == PROTOBUF_C_LABEL_REPEATED && wire == WIRE_BYTES && wire_type(f) != WIRE_BYTES;
+        if (wire != wire_type(f) && !packed) return 0;
+        known = true;
+        graph |= strcmp(f->name, "graph") == 0;
+    }
+    return !known ? 0 : graph ? 2 : 1;
+}

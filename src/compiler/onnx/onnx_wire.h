@@ -35,4 +35,11 @@ typedef struct kiln_onnx_nul_string {
  * than KILN_ONNX_MAX_DEPTH. Allocates nothing. */
 kiln_status kiln_onnx_check_wire(const void *bytes, size_t size, kiln_onnx_nul_string *found);
 
+/* How much bytes look like a serialized ModelProto, for the importer table (importer.h), from its
+ * top-level fields alone (protobuf has no magic number): 0 when they cannot be one (empty, a
+ * malformed field, a field of ModelProto with the wrong wire type, no ModelProto field at all),
+ * 2 when every field parses and a graph is present, 1 otherwise. Allocates nothing; reads each
+ * top-level key once, so it is cheap even on a large model. */
+int kiln_onnx_probe(const void *bytes, size_t size);
+
 #endif

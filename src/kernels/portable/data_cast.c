@@ -96,6 +96,7 @@ static scalar load(kiln_dtype dtype, const void *base, int64_t i)
     case KILN_DTYPE_U32: v.kind = KIND_UNSIGNED; v.u = ((const uint32_t *)base)[i]; break;
     case KILN_DTYPE_U64: v.kind = KIND_UNSIGNED; v.u = ((const uint64_t *)base)[i]; break;
     case KILN_DTYPE_BOOL: v.kind = KIND_UNSIGNED; v.u = ((const uint8_t *)base)[i] != 0; break;
+    default: break; /* block-quantized: no ONNX kernel sees one (kiln_kernel_quantized_input) */
     }
     return v;
 }

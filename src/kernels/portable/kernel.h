@@ -4,7 +4,10 @@
  * instructions) and by the compiler (shape inference and constant folding run the very same
  * code, so compile-time and run-time semantics cannot drift apart).
  *
- * An op is identified by its ONNX op_type and the opset version of its domain; each kernel
+ * An op is identified by its domain, its op_type and the opset version of its domain: the
+ * default ONNX domain (NULL or "", which the importer also reads "ai.onnx" as) or kiln's own
+ * (KILN_DOMAIN_KILN: RoPE, RMSNorm, quantized MatMul, attention with a KV cache), so a kiln op
+ * never matches an ONNX op of the same name, in the kernel table or in a backend. Each kernel
  * handles every version it claims itself (old `broadcast` attributes, attribute-vs-input forms
  * of Slice/Reshape/..., PRelu-6 slopes), so the compiler need not rewrite legacy nodes.
  *
@@ -56,10 +59,20 @@ typedef struct kiln_attr {
     kiln_tensor tensor;     /* TENSOR, data read-only */
 } kiln_attr;
 
+/* The domain of the ops kiln defines itself (the "kiln.*" ops). */
+#define KILN_DOMAIN_KILN "kiln"
+
+/* Whether domain names the default ONNX domain (NULL or ""). */
+static inline bool kiln_domain_is_onnx(const char *domain) { return !domain || domain[0] == '\0'; }
+
+/* Whether domains a and b are the same (NULL and "" both the default ONNX domain). */
+bool kiln_domain_equal(const char *a, const char *b);
+
 typedef struct kiln_node {
-    const char *op;         /* ONNX op_type, e.g. "Conv" */
+    const char *op;         /* op_type within the domain, e.g. "Conv" */
+    const char *domain;     /* NULL or "": the default ONNX domain; else e.g. KILN_DOMAIN_KILN */
     const char *name;       /* node name for messages; may be "" */
-    int opset;              /* opset version of the default ONNX domain the model imports */
+    int opset;              /* opset version of the node's domain the model imports */
     const kiln_attr *attrs; /* (n_attrs) */
     size_t n_attrs;
     size_t n_inputs;        /* as written in the model, counting empty optional slots */
@@ -119,10 +132,16 @@ typedef struct kiln_kernel {
     const char *attrs;
 } kiln_kernel;
 
-/* The kernel for op (default ONNX domain) at this opset, or NULL. */
-const kiln_kernel *kiln_portable_kernel_find(const char *op, int opset);
-/* Every registered op name, for listings: calls fn for each kernel. */
+/* The kernel for op of domain (NULL or "": the default ONNX domain) at this opset, or NULL. */
+const kiln_kernel *kiln_portable_kernel_find(const char *domain, const char *op, int opset);
+/* Every registered op name, for listings: calls fn for each kernel (the default ONNX domain's;
+   the kiln domain has no portable kernels yet). */
 void kiln_portable_kernel_foreach(void (*fn)(const kiln_kernel *kernel, void *user), void *user);
+/* The index of the first block-quantized input (kiln_dtype_is_quantized) of a node of the
+   default ONNX domain, or -1. The ONNX kernels address elements, which a block-quantized tensor
+   has no bytes of their own for, so compiler and runtime refuse such a node before any kernel
+   sees it; a kiln-domain kernel that reads quantized weights checks its inputs itself. */
+int kiln_kernel_quantized_input(const kiln_node *node, const kiln_tensor *const *in);
 /* The kernel's arity at this opset (never NULL for a kernel kiln_portable_kernel_find returned). */
 const kiln_arity *kiln_kernel_arity(const kiln_kernel *kernel, int opset);
 /* Whether the op takes attribute a as it is: true when a's type is one the op's `attrs` allow,
@@ -152,11 +171,13 @@ int64_t kiln_tensor_get_i64(const kiln_tensor *t, int64_t i);
 double kiln_tensor_get_f64(const kiln_tensor *t, int64_t i);
 /* Normalise an axis in [-rank, rank) to [0, rank); false when out of range. */
 bool kiln_axis_normalize(int64_t axis, int64_t rank, int64_t *out);
-/* Bytes of data in a tensor whose shape was validated. */
+/* Bytes of data in a tensor whose shape was validated (kiln_tensor_size: block-quantized rows in
+   whole blocks). */
 size_t kiln_tensor_bytes(const kiln_tensor *t);
-/* The bytes of t's data through *out, when its dims are non-negative and the byte count fits
-   int64 (what kernels index with) and size_t; false when it does not (a model's shape, not a
-   kernel's, so callers report KILN_ERROR_LIMIT naming the value). */
+/* The bytes of t's data through *out, when its dims are non-negative, a block-quantized row is
+   whole blocks and the byte count fits int64 (what kernels index with) and size_t; false when
+   it does not (a model's shape, not a kernel's, so callers report KILN_ERROR_LIMIT naming the
+   value). */
 bool kiln_tensor_bytes_checked(const kiln_tensor *t, size_t *out);
 /* "[2, 3]" (truncated to size, always NUL-terminated), for messages. */
 void kiln_tensor_shape_text(const kiln_tensor *t, char *buf, size_t size);

@@ -1,6 +1,8 @@
 /* registry.c — the table of portable kernels, one array per op family file.
  * Layer: kernels/portable. The tables are const data; nothing here is mutable.
- * Lookup picks, among the entries for an op, the one with the highest min_opset that is not
+ * Lookup keys on (domain, op): each domain has its own tables, so an op of another domain
+ * (kiln's own) never finds an ONNX kernel of the same name. It picks, among
+ * the entries for an op, the one with the highest min_opset that is not
  * above the model's opset, so a family file can give an op one entry per semantic version.
  * Each entry also describes the op as ONNX defines it, for the importer to check nodes against:
  * input/output counts per opset and attribute types (kiln_kernel.arity, .attrs), taken from the
@@ -16,13 +18,34 @@ static const kiln_kernel *const families[] = {
     kiln_kernels_reduce, kiln_kernels_shape, kiln_kernels_data,
 };
 
-const kiln_kernel *kiln_portable_kernel_find(const char *op, int opset)
+/* The family tables of each domain. Every table above is the default ONNX domain's; kiln's own
+   ops (KILN_DOMAIN_KILN) get a row of their own when their first portable kernel lands. */
+typedef struct domain_families {
+    const char *domain;                 /* NULL: the default ONNX domain */
+    const kiln_kernel *const *families; /* (n_families) */
+    size_t n_families;
+} domain_families;
+
+static const domain_families domains[] = {
+    {NULL, families, sizeof families / sizeof families[0]},
+};
+
+bool kiln_domain_equal(const char *a, const char *b)
+{
+    if (kiln_domain_is_onnx(a) || kiln_domain_is_onnx(b)) return kiln_domain_is_onnx(a) && kiln_domain_is_onnx(b);
+    return strcmp(a, b) == 0;
+}
+
+const kiln_kernel *kiln_portable_kernel_find(const char *domain, const char *op, int opset)
 {
     const kiln_kernel *best = NULL;
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
-        for (const kiln_kernel *k = families[f]; k->op; k++) {
-            if (strcmp(k->op, op) != 0 || k->min_opset > opset) continue;
-            if (!best || k->min_opset > best->min_opset) best = k;
+    for (size_t d = 0; d < sizeof domains / sizeof domains[0]; d++) {
+        if (!kiln_domain_equal(domains[d].domain, domain)) continue;
+        for (size_t f = 0; f < domains[d].n_families; f++) {
+            for (const kiln_kernel *k = domains[d].families[f]; k->op; k++) {
+                if (strcmp(k->op, op) != 0 || k->min_opset > opset) continue;
+                if (!best || k->min_opset > best->min_opset) best = k;
+            }
         }
     }
     return best;
@@ -32,6 +55,14 @@ void kiln_portable_kernel_foreach(void (*fn)(const kiln_kernel *kernel, void *us
 {
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
         for (const kiln_kernel *k = families[f]; k->op; k++) fn(k, user);
+}
+
+int kiln_kernel_quantized_input(const kiln_node *node, const kiln_tensor *const *in)
+{
+    if (!kiln_domain_is_onnx(node->domain)) return -1;
+    for (size_t i = 0; i < node->n_inputs; i++)
+        if (in[i] && kiln_dtype_is_quantized(in[i]->dtype)) return (int)i;
+    return -1;
 }
 
 const kiln_arity *kiln_kernel_arity(const kiln_kernel *kernel, int opset)

@@ -234,6 +234,7 @@ static void fill_ones(kiln_tensor *t)
         case KILN_DTYPE_I32: case KILN_DTYPE_U32: ((uint32_t *)t->data)[i] = 1; break;
         case KILN_DTYPE_I16: case KILN_DTYPE_U16: ((uint16_t *)t->data)[i] = 1; break;
         case KILN_DTYPE_I8: case KILN_DTYPE_U8: case KILN_DTYPE_BOOL: ((uint8_t *)t->data)[i] = 1; break;
+        default: break; /* block-quantized: no ONNX kernel sees one (kiln_kernel_quantized_input) */
         }
     }
 }

@@ -13,16 +13,15 @@ int64_t kiln_numel(const kiln_tensor *t)
     return n;
 }
 
-size_t kiln_tensor_bytes(const kiln_tensor *t) { return (size_t)kiln_numel(t) * kiln_dtype_size(t->dtype); }
+size_t kiln_tensor_bytes(const kiln_tensor *t)
+{
+    size_t n;
+    return kiln_tensor_size(t, &n) == KILN_OK ? n : 0;
+}
 
 bool kiln_tensor_bytes_checked(const kiln_tensor *t, size_t *out)
 {
-    int64_t numel = kiln_tensor_numel(t), bytes;
-    if (numel < 0 || t->rank > KILN_MAX_RANK || !kiln_mul_i64(numel, (int64_t)kiln_dtype_size(t->dtype), &bytes) ||
-        (uint64_t)bytes > SIZE_MAX)
-        return false;
-    *out = (size_t)bytes;
-    return true;
+    return kiln_tensor_size(t, out) == KILN_OK;
 }
 
 void kiln_tensor_shape_text(const kiln_tensor *t, char *buf, size_t size)
