@@ -3,6 +3,7 @@
  * refusal per validation rule (docs/llm.md), each naming its byte offset; every truncation of a
  * valid file refused; every allocation failure survived without a leak.
  */
+#include <dirent.h>
 #include <inttypes.h>
 
 #include "compiler/gguf/gguf_reader.h"
@@ -380,8 +381,50 @@ static void check_allocation_failures(void)
     gb_free(&b);
 }
 
-int main(void)
+/* The fuzz seeds (tests/gguf/make_fuzz_seeds.py) say by name what the reader must do with
+   them: valid_* and vocab_* open, bad_* are refused as a bad model with a message; regress_*
+   (fuzzer findings) only must not crash, which fuzz_replay_gguf checks. */
+static void check_seed_corpus(const char *dir)
 {
+    DIR *d = opendir(dir);
+    REQUIRE(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        size_t size = 0;
+        uint8_t *bytes = unit_read_file(path, &size);
+        REQUIRE(bytes);
+        kiln_gguf *g = NULL;
+        char msg[KILN_GGUF_MESSAGE_SIZE];
+        kiln_status st = kiln_gguf_open(bytes, size, NULL, &g, msg, sizeof msg);
+        if (strncmp(e->d_name, "regress_", 8) == 0) {
+            free(bytes);
+            continue;
+        }
+        bool want_ok = strncmp(e->d_name, "bad_", 4) != 0;
+        if ((st == KILN_OK) != want_ok || (!want_ok && st != KILN_ERROR_MODEL)) {
+            fprintf(stderr, "  seed %s: %s (%s)\n", e->d_name, kiln_status_name(st), msg);
+            unit_failures++;
+        }
+        unit_checks++;
+        kiln_gguf_destroy(g);
+        free(bytes);
+        n++;
+    }
+    closedir(d);
+    printf("  %d seeds\n", n);
+    EXPECT(n >= 20);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) {
+        unit_section("the fuzz seed corpus");
+        check_seed_corpus(argv[1]);
+        return unit_finish("test_gguf_reader (seeds)");
+    }
     unit_section("valid version 3 file, alignment 64");
     check_valid(3, 64);
     unit_section("valid version 2 file, default alignment");

@@ -8,6 +8,7 @@
 
 #include "compiler/gguf/gguf_reader.h"
 #include "core/reject.h"
+#include "core/text_escape.h"
 
 static const char *const ggml_names[] = {
     [0] = "F32", [1] = "F16", [2] = "Q4_0", [3] = "Q4_1", [6] = "Q5_0", [7] = "Q5_1", [8] = "Q8_0",
@@ -62,10 +63,11 @@ kiln_status kiln_gguf_tensor_size(const kiln_gguf_tensor *t, uint64_t *size, cha
     uint32_t block_size = 1, block_bytes = 0;
     if (kiln_ggml_type_layout(t->ggml_type, &block_size, &block_bytes, NULL, 0) != KILN_OK) {
         const char *name = kiln_ggml_type_name(t->ggml_type);
+        char esc[96];   /* names come from the file: quoted escaped, so the line stays printable */
         return kiln_reject(KILN_ERROR_NOT_SUPPORTED, message, message_size,
-                           "tensor '%.*s' has ggml type %s, which kiln does not support (supported: " SUPPORTED_LIST
+                           "tensor '%s' has ggml type %s, which kiln does not support (supported: " SUPPORTED_LIST
                            ")",
-                           (int)t->name_size, t->name, name ? name : "?");
+                           kiln_text_escape(esc, sizeof esc, t->name, t->name_size), name ? name : "?");
     }
     /* open checked dims[0] % block_size == 0 and that this product fits the file. */
     *size = t->n_elements / block_size * block_bytes;
