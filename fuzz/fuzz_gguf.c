@@ -52,16 +52,6 @@ static void walk_value(const kiln_gguf_value *v, unsigned depth)
     }
 }
 
-static void check_message(const char *message, size_t size)
-{
-    size_t n = strnlen(message, size);
-    bool ok = n > 0 && n < size;
-    for (size_t i = 0; ok && i < n; i++) ok = (unsigned char)message[i] >= 0x20 && message[i] != 0x7f;
-    if (ok) return;
-    fprintf(stderr, "fuzz: refused gguf gave no printable one-line message\n");
-    abort();
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint8_t *copy = malloc(size ? size : 1);
@@ -96,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     abort();
                 touch(t->data, t->data_size);
             } else {
-                check_message(why, sizeof why);
+                fuzz_check_message(why, sizeof why, "gguf open");
             }
         }
         kiln_gguf_destroy(g);
@@ -105,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fprintf(stderr, "fuzz: kiln_gguf_open failed with %s or left *out set\n", kiln_status_name(st));
             abort();
         }
-        check_message(message, sizeof message);
+        fuzz_check_message(message, sizeof message, "gguf open");
     }
     fuzz_budget_check_clean(&budget, "kiln_gguf_open");
     free(copy);

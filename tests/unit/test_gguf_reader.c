@@ -237,6 +237,8 @@ static void check_refusals(void)
     expect_refused(&b, "version 1 is not supported", 4);
     gb_header(&b, 4, 0, 0);
     expect_refused(&b, "version 4 is not supported", 4);
+    gb_header(&b, 0x03000000u, 0, 0);
+    expect_refused(&b, "big-endian GGUF file is not supported", 4);
     gb_header(&b, 3, 0, (uint64_t)1 << 60);
     gb_key(&b, "a", T_U8), gb_u8(&b, 1);
     expect_refused(&b, "metadata count is larger", 16);

@@ -321,6 +321,8 @@ static kiln_status read_header(kiln_gguf *g, cursor *c)
     KILN_TRY(read_u32(c, &g->version, "the version"));
     if (g->version == 1)
         return fail_at(c, 4, "version 1 is not supported (it stores counts as u32; convert the file to version 3)");
+    if (g->version == 0x02000000u || g->version == 0x03000000u)
+        return fail_at(c, 4, "a big-endian GGUF file is not supported (kiln reads little-endian files)");
     if (g->version != 2 && g->version != 3) {
         char line[96];
         snprintf(line, sizeof line, "version %u is not supported (kiln reads versions 2 and 3)", (unsigned)g->version);

@@ -92,7 +92,7 @@ typedef struct kiln_gguf kiln_gguf;
  * Returns KILN_OK or
  *   KILN_ERROR_INVALID_ARGUMENT  out is NULL, or bytes is NULL with size > 0;
  *   KILN_ERROR_MODEL             anything wrong with the file (docs/llm.md lists the checks),
- *                                also version 1 and versions after 3;
+ *                                also version 1, versions after 3 and big-endian files;
  *   KILN_ERROR_OUT_OF_MEMORY.
  * On failure *out is NULL, there is nothing to free, and message (when not NULL) holds one line
  * naming the problem and the byte offset where it was found; on success message holds "". */
