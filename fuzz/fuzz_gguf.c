@@ -4,7 +4,9 @@
  * kiln_gguf_open. An accepted file is then walked the way an importer would: every key's value
  * through the typed getters, every array element down every nesting level, every string byte,
  * and every supported tensor's data bytes, which must lie inside the input. A refusal must be
- * KILN_ERROR_MODEL (or out of memory under the budget) with one printable message line. The
+ * KILN_ERROR_MODEL (or out of memory under the budget) with one printable message line. An
+ * accepted file is also given to the tokenizer loader (src/llm/gguf); a vocabulary it builds
+ * tokenizes the input's first bytes as text and detokenizes the ids, which must be valid. The
  * allocator is counted, so a leak on any path is a finding.
  */
 #include <stdbool.h>
@@ -14,6 +16,7 @@
 
 #include "compiler/gguf/gguf_reader.h"
 #include "fuzz_common.h"
+#include "llm/gguf/vocab_gguf.h"
 
 #define GGUF_BUDGET ((size_t)64 << 20)
 
@@ -50,6 +53,35 @@ static void walk_value(const kiln_gguf_value *v, unsigned depth)
         touch(v->data, kiln_gguf_type_size(v->type));
         (void)kiln_gguf_value_int(v, &i, NULL, 0);
     }
+}
+
+/* The tokenizers on a fuzzed vocabulary and a fuzzed text: statuses only, no crash or leak. */
+static void check_vocab(const kiln_gguf *g, const kiln_allocator *a, const uint8_t *text, size_t size)
+{
+    kiln_vocab *v = NULL;
+    char message[KILN_GGUF_MESSAGE_SIZE];
+    kiln_status st = kiln_vocab_from_gguf(g, a, &v, message, sizeof message);
+    fuzz_check_status(st, "kiln_vocab_from_gguf");
+    if (st != KILN_OK) {
+        if (v) abort();
+        fuzz_check_message(message, sizeof message, "vocab load");
+        return;
+    }
+    int32_t *ids = NULL;
+    size_t n = 0;
+    if (size > 512) size = 512;     /* merges are O(n log n); keep every input fast */
+    st = kiln_vocab_tokenize(v, (const char *)text, size, true, a, &ids, &n);
+    if (st == KILN_OK) {
+        for (size_t i = 0; i < n; i++)
+            if (ids[i] < 0 || (size_t)ids[i] >= kiln_vocab_n_tokens(v)) abort();
+        char *back = NULL;
+        size_t back_size;
+        if (kiln_vocab_detokenize(v, ids, n, a, &back, &back_size) == KILN_OK) a->free(a->ctx, back);
+        a->free(a->ctx, ids);
+    } else if (st != KILN_ERROR_OUT_OF_MEMORY || ids) {
+        abort();
+    }
+    kiln_vocab_destroy(v);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -89,6 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fuzz_check_message(why, sizeof why, "gguf open");
             }
         }
+        check_vocab(g, &a, copy, size);
         kiln_gguf_destroy(g);
     } else {
         if (g != NULL || (st != KILN_ERROR_MODEL && st != KILN_ERROR_OUT_OF_MEMORY)) {
