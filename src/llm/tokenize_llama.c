@@ -20,6 +20,7 @@ static const char spm_space[3] = {(char)0xE2, (char)0x96, (char)0x81};   /* U+25
 static bool spm_rank(const void *ctx, const char *left, size_t left_size, size_t right_size, double *priority)
 {
     const kiln_vocab *v = ctx;
+    if (left_size + right_size > v->max_token_size) return false;
     int32_t id = kiln_str_map_get(&v->by_text, left, left_size + right_size);
     if (id < 0) return false;
     *priority = -(double)v->scores[id];   /* higher score merges first */

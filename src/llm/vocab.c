@@ -61,6 +61,7 @@ static kiln_status copy_tokens(kiln_vocab *v, const kiln_vocab_spec *spec, char 
         v->scores[i] = spec->scores ? spec->scores[i] : 0.0f;
         v->types[i] = spec->token_types ? spec->token_types[i] : KILN_TOKEN_NORMAL;
         kiln_str_map_put(&v->by_text, copy, (uint32_t)t->size, (int32_t)i);
+        if (t->size > v->max_token_size) v->max_token_size = t->size;
     }
     return KILN_OK;
 }

@@ -21,6 +21,7 @@ struct kiln_vocab {
     float *scores;              /* (n_tokens) */
     int32_t *types;             /* (n_tokens) kiln_token_type */
     kiln_str_map by_text;       /* token text -> id */
+    size_t max_token_size;      /* longest token text: longer pieces need no lookup */
     kiln_str_map merge_rank;    /* gpt2: "left right" -> rank */
     size_t max_merge_size;      /* longest merge text, bounds the lookup buffer */
     /* llama: the <0xXX> token of each byte; gpt2: the token of each byte's mapped character.
