@@ -179,6 +179,7 @@ static void check_small_llama(void)
     /* 'A' has a byte token, 'c' has none (UNK), '\n' is <0x0A>. */
     EXPECT_STATUS(kiln_vocab_tokenize(v, "Ac\n", 3, false, NULL, &ids, &n), KILN_OK);
     EXPECT(same(ids, n, (const int32_t[]){5, 3, 0, 4}, 4));
+    free(ids);
     char *text;
     size_t size;
     EXPECT_STATUS(kiln_vocab_detokenize(v, (const int32_t[]){1, 8, 3, 4, 2}, 5, NULL, &text, &size), KILN_OK);
