@@ -259,9 +259,11 @@ static kiln_status load(gguf_builder *b, char *msg, size_t msg_size, kiln_vocab 
     return st;
 }
 
-static void vocab_file(gguf_builder *b, const char *model, uint64_t n_scores, bool with_merges, uint32_t bos)
+static void vocab_file_pre(gguf_builder *b, const char *model, uint64_t n_scores, bool with_merges, uint32_t bos,
+                           const char *pre)
 {
-    gb_header(b, 3, 0, 4 + (n_scores ? 1 : 0) + (with_merges ? 1 : 0));
+    gb_header(b, 3, 0, 4 + (n_scores ? 1 : 0) + (with_merges ? 1 : 0) + (pre ? 1 : 0));
+    if (pre) gb_key(b, "tokenizer.ggml.pre", 8), gb_str(b, pre);
     if (model) gb_key(b, "tokenizer.ggml.model", 8), gb_str(b, model);
     else gb_key(b, "general.name", 8), gb_str(b, "no model");
     gb_key(b, "tokenizer.ggml.tokens", 9), gb_u32(b, 8), gb_u64(b, 3);
@@ -273,6 +275,11 @@ static void vocab_file(gguf_builder *b, const char *model, uint64_t n_scores, bo
     if (with_merges) gb_key(b, "tokenizer.ggml.merges", 9), gb_u32(b, 8), gb_u64(b, 1), gb_str(b, "a b");
     gb_key(b, "tokenizer.ggml.bos_token_id", 4), gb_u32(b, bos);
     gb_key(b, "tokenizer.ggml.add_bos_token", 7), gb_u8(b, 0);
+}
+
+static void vocab_file(gguf_builder *b, const char *model, uint64_t n_scores, bool with_merges, uint32_t bos)
+{
+    vocab_file_pre(b, model, n_scores, with_merges, bos, NULL);
 }
 
 static void check_gguf_loader(void)
@@ -295,6 +302,16 @@ static void check_gguf_loader(void)
     vocab_file(&b, "bert", 3, false, 0);
     EXPECT_STATUS(load(&b, msg, sizeof msg, &v), KILN_ERROR_NOT_SUPPORTED);
     EXPECT(v == NULL && strstr(msg, "'bert'"));
+    vocab_file_pre(&b, "gpt2", 0, true, 0, "gpt-2");
+    EXPECT_STATUS(load(&b, msg, sizeof msg, &v), KILN_OK);
+    kiln_vocab_destroy(v);
+    msg[0] = '\0';
+    vocab_file_pre(&b, "gpt2", 0, true, 0, "qwen2");
+    EXPECT_STATUS(load(&b, msg, sizeof msg, &v), KILN_ERROR_NOT_SUPPORTED);
+    EXPECT(v == NULL && strstr(msg, "pre-tokenizer 'qwen2'"));
+    vocab_file_pre(&b, "llama", 3, false, 0, "whatever");   /* SentencePiece ignores it */
+    EXPECT_STATUS(load(&b, msg, sizeof msg, &v), KILN_OK);
+    kiln_vocab_destroy(v);
     msg[0] = '\0';
     vocab_file(&b, NULL, 3, false, 0);
     EXPECT_STATUS(load(&b, msg, sizeof msg, &v), KILN_ERROR_MODEL);

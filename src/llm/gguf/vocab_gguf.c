@@ -56,6 +56,14 @@ static kiln_status optional_bool(const kiln_gguf *g, const char *key, bool *flag
     return kiln_gguf_get_bool(g, key, flag, message, message_size);
 }
 
+/* A name from the file, cut and with non-ASCII bytes as '?', for a message. */
+static void printable(char *out, size_t out_size, const char *s, size_t size)
+{
+    size_t n = size < out_size - 1 ? size : out_size - 1;
+    for (size_t i = 0; i < n; i++) out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    out[n] = '\0';
+}
+
 static kiln_status read_model(const kiln_gguf *g, kiln_vocab_kind *kind, char *message, size_t message_size)
 {
     const char *model;
@@ -65,13 +73,26 @@ static kiln_status read_model(const kiln_gguf *g, kiln_vocab_kind *kind, char *m
     else if (size == 4 && memcmp(model, "gpt2", 4) == 0) *kind = KILN_VOCAB_GPT2;
     else {
         char name[40];
-        size_t n = size < sizeof name - 1 ? size : sizeof name - 1;
-        for (size_t i = 0; i < n; i++) name[i] = model[i] >= 0x20 && model[i] < 0x7f ? model[i] : '?';
-        name[n] = '\0';
+        printable(name, sizeof name, model, size);
         return kiln_reject(KILN_ERROR_NOT_SUPPORTED, message, message_size,
                            "tokenizer model '%s' is not supported (kiln has llama and gpt2)", name);
     }
     return KILN_OK;
+}
+
+/* Byte-level BPE files name the pattern that splits text before merging; only GPT-2's own is
+   implemented, and another one (llama-bpe, qwen2 ...) would tokenize wrongly without a word. */
+static kiln_status check_pretokenizer(const kiln_gguf *g, char *message, size_t message_size)
+{
+    const char *pre;
+    size_t size;
+    if (!kiln_gguf_find_key(g, "tokenizer.ggml.pre")) return KILN_OK;
+    KILN_TRY(kiln_gguf_get_string(g, "tokenizer.ggml.pre", &pre, &size, message, message_size));
+    if ((size == 5 && memcmp(pre, "gpt-2", 5) == 0) || (size == 7 && memcmp(pre, "default", 7) == 0)) return KILN_OK;
+    char name[40];
+    printable(name, sizeof name, pre, size);
+    return kiln_reject(KILN_ERROR_NOT_SUPPORTED, message, message_size,
+                       "pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported (kiln has gpt-2)", name);
 }
 
 kiln_status kiln_vocab_from_gguf(const kiln_gguf *g, const kiln_allocator *allocator, kiln_vocab **out,
@@ -91,6 +112,7 @@ kiln_status kiln_vocab_from_gguf(const kiln_gguf *g, const kiln_allocator *alloc
     uint64_t n = tokens->n;
     KILN_TRY(per_token(g, "tokenizer.ggml.scores", KILN_GGUF_TYPE_F32, n, &scores, message, message_size));
     KILN_TRY(per_token(g, "tokenizer.ggml.token_type", KILN_GGUF_TYPE_I32, n, &types, message, message_size));
+    if (spec.kind == KILN_VOCAB_GPT2) KILN_TRY(check_pretokenizer(g, message, message_size));
     if (spec.kind == KILN_VOCAB_GPT2)
         KILN_TRY(required(kiln_gguf_get_array(g, "tokenizer.ggml.merges", KILN_GGUF_TYPE_STRING, &merges, message,
                                               message_size)));
