@@ -85,4 +85,17 @@ static inline void fuzz_check_status(kiln_status st, const char *what)
     abort();
 }
 
+/* Abort unless a refusal's message is one printable line: non-empty, terminated inside its
+   buffer, free of control bytes (quoted file text is escaped), so it cannot split an error line
+   or reach a terminal raw. `what` names the call in the report. */
+static inline void fuzz_check_message(const char *message, size_t size, const char *what)
+{
+    size_t n = strnlen(message, size);
+    int ok = n > 0 && n < size;
+    for (size_t i = 0; ok && i < n; i++) ok = (unsigned char)message[i] >= 0x20 && message[i] != 0x7f;
+    if (ok) return;
+    fprintf(stderr, "fuzz: failed %s gave no printable one-line message\n", what);
+    abort();
+}
+
 #endif /* KILN_FUZZ_COMMON_H */

@@ -42,19 +42,6 @@ static void check_zeroed(const kiln_tensor *t)
     abort();
 }
 
-/* A refusal's message: non-empty, terminated inside its buffer, free of control bytes (quoted
-   header text is escaped; what stays raw is well-formed printable UTF-8), so it cannot split an
-   error line or reach a terminal raw. */
-static void check_message(const char *message, size_t size)
-{
-    size_t n = strnlen(message, size);
-    bool ok = n > 0 && n < size;
-    for (size_t i = 0; ok && i < n; i++) ok = (unsigned char)message[i] >= 0x20 && message[i] != 0x7f;
-    if (ok) return;
-    fprintf(stderr, "fuzz: failed npy read gave no printable one-line message\n");
-    abort();
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_budget budget;
@@ -68,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         a.free(a.ctx, t.data);
     } else {
         check_zeroed(&t);
-        check_message(message, sizeof message);
+        fuzz_check_message(message, sizeof message, "npy read");
     }
     fuzz_budget_check_clean(&budget, "kiln_npy_read_memory");
     return 0;
