@@ -284,7 +284,8 @@ static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, 
                 return kiln_diag_fail(diag, KILN_ERROR_BACKEND_UNAVAILABLE, "backend '%s' (instruction %zu) is %s", op, k,
                                       in->backend ? "not available on this machine" : "not registered");
             /* The backend writes into a buffer of the init args (backend.h); its line crosses into
-               this load's diag with the instruction named. */
+               this load's diag with the instruction named, escaped (it may quote names from the
+               payload) and cut at the buffer's end (a backend's text is not trusted to end). */
             char why[KILN_MESSAGE_SIZE] = "";
             kiln_backend_init_args args = {sizeof args, kiln_view_segment_data(v, f->segment), v->segments[f->segment].size,
                                            module->allocator, module->scratch_group, module->target,
@@ -293,8 +294,9 @@ static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, 
                                            kiln_runtime_services_get()};
             kiln_status st = in->backend->init(in->backend->user, &args, &in->delegate);
             if (st != KILN_OK) {
-                why[sizeof why - 1] = '\0'; /* a backend's message is not trusted to be terminated */
-                return kiln_diag_fail(diag, st, "%s (backend '%s', instruction %zu)", why[0] ? why : kiln_status_str(st),
+                char shown[KILN_MESSAGE_SIZE];
+                kiln_text_escape(shown, sizeof shown, why, strnlen(why, sizeof why));
+                return kiln_diag_fail(diag, st, "%s (backend '%s', instruction %zu)", why[0] ? shown : kiln_status_str(st),
                                       op, k);
             }
             s->n_delegates++;
