@@ -32,11 +32,13 @@
 #include "core/alloc.h"
 #include "core/check.h"
 #include "core/cpu_features.h"
+#include "core/diag.h"
 #include "core/text_escape.h"
 
 static void set_message(char *message, size_t size, const char *fmt, const char *a, const char *b)
 {
-    if (message && size && message[0] == '\0') snprintf(message, size, fmt, a, b);
+    kiln_diag d = kiln_diag_over(message, size);
+    kiln_diag_fail(&d, KILN_OK, fmt, a, b);
 }
 
 /* Phase 1: the method's model as an IR graph with static shapes inferred and constants folded.

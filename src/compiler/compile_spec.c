@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "core/reject.h"
+#include "core/diag.h"
 #include "core/cpu_features.h"
 
 /* The target list's shape: the list or the scalar, never both, never an empty list. */

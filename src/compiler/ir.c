@@ -2,21 +2,18 @@
 #include "compiler/ir.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/check.h"
-#include "core/text_escape.h"
 
 void kiln_ir_graph_init(kiln_ir_graph *g, const kiln_allocator *allocator, char *message, size_t message_size)
 {
     memset(g, 0, sizeof *g);
     g->allocator = allocator;
     kiln_arena_init(&g->arena, allocator, 256 * 1024);
-    g->message = message;
-    g->message_size = message_size;
-    if (message && message_size) message[0] = '\0';
+    g->diag = kiln_diag_over(message, message_size);
+    kiln_diag_clear(&g->diag);
 }
 
 void kiln_ir_graph_deinit(kiln_ir_graph *g)
@@ -89,27 +86,19 @@ kiln_status kiln_ir_node_add(kiln_ir_graph *g, size_t n_inputs, size_t n_outputs
 
 kiln_status kiln_ir_fail(kiln_ir_graph *g, kiln_status status, const char *fmt, ...)
 {
-    if (g->message && g->message_size && g->message[0] == '\0') {
-        /* Formatted first, escaped as a whole: every model string a caller passes (names, op
-           types, domains) reaches the message printable, without each call site escaping it. */
-        char raw[2048];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(raw, sizeof raw, fmt, ap);
-        va_end(ap);
-        kiln_text_escape(g->message, g->message_size, raw, (size_t)-1);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    kiln_diag_vfail_escaping(&g->diag, status, fmt, ap);
+    va_end(ap);
     return status;
 }
 
 kiln_status kiln_ir_fail_escaped(kiln_ir_graph *g, kiln_status status, const char *fmt, ...)
 {
-    if (g->message && g->message_size && g->message[0] == '\0') {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(g->message, g->message_size, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    kiln_diag_vfail(&g->diag, status, fmt, ap);
+    va_end(ap);
     return status;
 }
 

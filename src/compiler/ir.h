@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/arena.h"
+#include "core/diag.h"
 #include "kernels/portable/kernel.h"
 
 typedef struct kiln_ir_value {
@@ -60,8 +61,7 @@ typedef struct kiln_ir_graph {
     int32_t *outputs;       /* (n_outputs) value indices of the graph outputs, in model order */
     size_t n_outputs;
     int opset;
-    char *message;          /* diagnostics buffer (message_size bytes), owned by the caller */
-    size_t message_size;
+    kiln_diag diag;         /* where kiln_ir_fail writes: the caller's buffer (core/diag.h) */
     kiln_ir_owned *owned;   /* freed with `allocator` by kiln_ir_graph_deinit */
 } kiln_ir_graph;
 
@@ -73,7 +73,7 @@ kiln_status kiln_ir_node_add(kiln_ir_graph *g, size_t n_inputs, size_t n_outputs
 /* Hand ptr (allocated from g->allocator) to the graph, which frees it at deinit. On failure
  * (KILN_ERROR_OUT_OF_MEMORY) ptr is freed at once, so the caller never frees it. */
 kiln_status kiln_ir_graph_adopt(kiln_ir_graph *g, void *ptr);
-/* printf into g->message (first error wins: later calls do not overwrite) and return status.
+/* printf into g->diag (first error wins: later calls do not overwrite) and return status.
  * The formatted line is escaped as a whole (kiln_text_escape), so callers pass model strings as
  * they are and must not escape them first. */
 kiln_status kiln_ir_fail(kiln_ir_graph *g, kiln_status status, const char *fmt, ...)

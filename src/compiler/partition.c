@@ -264,7 +264,8 @@ typedef struct delegation {
 
 /* One payload for the given partition graphs (one per method), or *payload NULL when the backend
    cannot take them after all (a requested target has no kernel for some step): the partitions
-   then stay portable, which is always correct (debug builds say so, in case it was not meant). */
+   then stay portable, which is always correct; the backend's reason is dropped (kiln prints
+   nothing itself: `kiln inspect` shows which nodes were delegated). */
 static kiln_status compile_partition(kiln_ir_graph *g, const delegation *d, const kiln_backend_graph *graphs,
                                      size_t n_graphs, const char *what, size_t index, void **payload, size_t *size)
 {
@@ -273,9 +274,6 @@ static kiln_status compile_partition(kiln_ir_graph *g, const delegation *d, cons
     kiln_status st = d->backend->compile(d->spec, d->n_spec, g->allocator, graphs, n_graphs, payload, size, message,
                                          sizeof message);
     if (st == KILN_ERROR_NOT_SUPPORTED) {
-#ifdef KILN_DEBUG
-        fprintf(stderr, "kiln: %s: %s partition %zu stays portable: %s\n", what, name, index, message);
-#endif
         *payload = NULL;
         return KILN_OK;
     }

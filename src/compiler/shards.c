@@ -23,6 +23,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/check.h"
+#include "core/diag.h"
 #include "core/text_escape.h"
 #include "kiln/compiler.h"
 
@@ -54,12 +55,11 @@ static kiln_status fail(shard_job *j, kiln_status st, const char *fmt, ...) __at
 
 static kiln_status fail(shard_job *j, kiln_status st, const char *fmt, ...)
 {
-    if (j->message && j->message_size && !j->message[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(j->message, j->message_size, fmt, ap);
-        va_end(ap);
-    }
+    kiln_diag d = kiln_diag_over(j->message, j->message_size);
+    va_list ap;
+    va_start(ap, fmt);
+    kiln_diag_vfail(&d, st, fmt, ap);
+    va_end(ap);
     return st;
 }
 

@@ -1,9 +1,11 @@
-/* check.h — internal check-or-return macros and overflow-safe arithmetic.
+/* check.h — internal check-or-return macros, contracts and overflow-safe arithmetic.
  *
  * Layer: core (internal). Depends on kiln.h only.
- * KILN_CHECK returns a status when a condition a caller could cause is false; in debug builds
- * (KILN_DEBUG) it also logs file, line and the condition, so a failing fuzz input or test says
- * where it was refused. Constructors use these with one `fail:` label for cleanup.
+ * KILN_CHECK returns a status when a condition a caller could cause is false. It prints
+ * nothing, in any build: a failure that can say more than its status says it through the
+ * caller's diag (core/diag.h), the library's one diagnostics channel. To find where a fuzz
+ * input or test is refused, break on the return in a debugger or bisect with the status.
+ * Constructors use these with one `fail:` label for cleanup.
  */
 #ifndef KILN_CORE_CHECK_H
 #define KILN_CORE_CHECK_H
@@ -11,23 +13,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "kiln/kiln.h"
-
-#ifdef KILN_DEBUG
-#define KILN_CHECK_LOG_(cond) fprintf(stderr, "kiln: %s:%d: check failed: %s\n", __FILE__, __LINE__, cond)
-#else
-#define KILN_CHECK_LOG_(cond) ((void)0)
-#endif
 
 /* Return `status` from the enclosing function unless `cond` holds. */
 #define KILN_CHECK(cond, status)                                                                 \
     do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            KILN_CHECK_LOG_(#cond);                                                              \
-            return (status);                                                                     \
-        }                                                                                        \
+        if (!(cond)) return (status);                                                            \
     } while (0)
 
 /* Evaluate a kiln_status expression and return it from the enclosing function if it failed. */
@@ -41,7 +33,6 @@
 #define KILN_CHECK_GOTO(cond, st, status)                                                        \
     do {                                                                                         \
         if (!(cond)) {                                                                           \
-            KILN_CHECK_LOG_(#cond);                                                              \
             (st) = (status);                                                                     \
             goto fail;                                                                           \
         }                                                                                        \
@@ -62,6 +53,19 @@
 #else
 #define KILN_ALWAYS(x) (!!(x))
 #define KILN_NEVER(x) (!!(x))
+#endif
+
+/* Contracts: a function's preconditions that its callers guarantee (a microkernel's tile within
+   its MR x NR, non-NULL panels, the alignment it loads with). In KILN_DEBUG builds — Debug, and
+   every sanitizer build, which keep NDEBUG when RelWithDebInfo — a broken contract prints
+   "kiln: FILE:LINE: contract violated: COND" and aborts: it is a bug in kiln, never a condition a
+   caller could recover from. Release builds compile the check away entirely (the condition is
+   not evaluated), so hot loops pay nothing. Unlike assert, NDEBUG does not turn it off. */
+#ifdef KILN_DEBUG
+_Noreturn void kiln_contract_fail(const char *file, int line, const char *cond);
+#define KILN_CONTRACT(cond) ((cond) ? (void)0 : kiln_contract_fail(__FILE__, __LINE__, #cond))
+#else
+#define KILN_CONTRACT(cond) ((void)0)
 #endif
 
 /* Overflow-safe size arithmetic: return false (and leave *out unspecified) on overflow. */

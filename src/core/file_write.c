@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/diag.h"
 #include "core/file_open.h"
 #include "core/hash.h"
 #include "core/text_escape.h"
@@ -82,13 +83,11 @@ const kiln_file_io *kiln_file_io_posix(void) { return &posix_io; }
 static void first_error(char *message, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void first_error(char *message, size_t size, const char *fmt, ...)
 {
-    if (!message || !size || message[0]) return;
-    char line[2048];
+    kiln_diag d = kiln_diag_over(message, size);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    kiln_diag_vfail_escaping(&d, KILN_OK, fmt, ap); /* paths may hold newlines or escapes */
     va_end(ap);
-    kiln_text_escape(message, size, line, (size_t)-1); /* paths may hold newlines or escapes */
 }
 
 /* A cleanup error, appended to whatever the message holds. */

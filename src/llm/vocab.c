@@ -10,7 +10,7 @@
 
 #include "core/alloc.h"
 #include "core/check.h"
-#include "core/reject.h"
+#include "core/diag.h"
 #include "llm/unicode.h"
 #include "llm/vocab_internal.h"
 

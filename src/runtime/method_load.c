@@ -249,8 +249,8 @@ static kiln_status verify_dataflow(kiln_method_state *s, const kiln_program_view
     return KILN_OK;
 }
 
-static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, const kiln_program_view *v, char *message,
-                                 size_t message_size)
+static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, const kiln_program_view *v,
+                                 kiln_diag *diag)
 {
     const kiln_fmt_method *m = s->fmt;
     s->n_instrs = m->n_instrs;
@@ -286,18 +286,18 @@ static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, 
                 in->node.op = kiln_fmt_op_type(in->node.op);
             }
             in->kernel = kiln_portable_kernel_find(in->node.domain, in->node.op, in->node.opset);
-            if (!in->kernel) {
-                snprintf(message, message_size, "op '%s' opset %d (instruction %zu) is not in this build's kernels", op,
-                         (int)in->node.opset, k);
-                return KILN_ERROR_NOT_SUPPORTED;
-            }
+            if (!in->kernel)
+                return kiln_diag_fail(diag, KILN_ERROR_NOT_SUPPORTED,
+                                      "op '%s' opset %d (instruction %zu) is not in this build's kernels", op,
+                                      (int)in->node.opset, k);
         } else {
             in->backend = kiln_backend_find(in->node.op);
-            if (!in->backend || !in->backend->is_available(in->backend->user)) {
-                snprintf(message, message_size, "backend '%s' (instruction %zu) is %s", op, k,
-                         in->backend ? "not available on this machine" : "not registered");
-                return KILN_ERROR_BACKEND_UNAVAILABLE;
-            }
+            if (!in->backend || !in->backend->is_available(in->backend->user))
+                return kiln_diag_fail(diag, KILN_ERROR_BACKEND_UNAVAILABLE, "backend '%s' (instruction %zu) is %s", op, k,
+                                      in->backend ? "not available on this machine" : "not registered");
+            /* The backend writes into a buffer of the init args (backend.h); its line crosses into
+               this load's diag with the instruction named, escaped (it may quote names from the
+               payload) and cut at the buffer's end (a backend's text is not trusted to end). */
             char why[KILN_MESSAGE_SIZE] = "";
             kiln_backend_init_args args = {sizeof args, kiln_view_segment_data(v, f->segment), v->segments[f->segment].size,
                                            module->allocator, module->scratch_group, module->target,
@@ -306,10 +306,10 @@ static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, 
                                            kiln_runtime_services_get()};
             kiln_status st = in->backend->init(in->backend->user, &args, &in->delegate);
             if (st != KILN_OK) {
-                why[sizeof why - 1] = '\0'; /* a backend's message is not trusted to be terminated */
-                snprintf(message, message_size, "%s (backend '%s', instruction %zu)", why[0] ? why : kiln_status_str(st),
-                         op, k);
-                return st;
+                char shown[KILN_MESSAGE_SIZE];
+                kiln_text_escape(shown, sizeof shown, why, strnlen(why, sizeof why));
+                return kiln_diag_fail(diag, st, "%s (backend '%s', instruction %zu)", why[0] ? shown : kiln_status_str(st),
+                                      op, k);
             }
             s->n_delegates++;
         }
@@ -318,11 +318,10 @@ static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, 
     return KILN_OK;
 }
 
-kiln_status kiln_method_state_create(kiln_module_obj *module, uint32_t index, kiln_method_state **out, char *message,
-                                     size_t message_size)
+kiln_status kiln_method_state_create(kiln_module_obj *module, uint32_t index, kiln_method_state **out,
+                                     kiln_diag *diag)
 {
     *out = NULL;
-    message[0] = '\0';
     const kiln_allocator *a = module->allocator;
     const kiln_program_view *v = &module->program->view;
     kiln_method_state *s = KILN_NEW(a, kiln_method_state);
@@ -340,7 +339,7 @@ kiln_status kiln_method_state_create(kiln_module_obj *module, uint32_t index, ki
     s->input_set = KILN_ARENA_ARRAY(&s->load, bool, s->n_inputs ? s->n_inputs : 1);
     KILN_CHECK_GOTO(s->input_set, st, KILN_ERROR_OUT_OF_MEMORY);
     KILN_TRY_GOTO(st, verify_dataflow(s, v));
-    KILN_TRY_GOTO(st, decode_instrs(module, s, v, message, message_size));
+    KILN_TRY_GOTO(st, decode_instrs(module, s, v, diag));
     KILN_TRY_GOTO(st, verify_arena(s));
     KILN_CHECK_GOTO(pthread_mutex_init(&s->exec_lock, NULL) == 0, st, KILN_ERROR_THREAD);
     *out = s;

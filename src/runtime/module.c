@@ -12,8 +12,6 @@
  * is unloading at the same moment is that thread's to free, and destroy waits on
  * module->unlinked until it has left the list.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -22,27 +20,14 @@
 #include "runtime/handle_table.h"
 #include "runtime/runtime.h"
 
-/* Writes one line into a caller's message buffer (NULL or size 0: nowhere). */
-static void say(char *message, size_t message_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *message, size_t message_size, const char *fmt, ...)
-{
-    if (!message || !message_size) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, message_size, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- modules -------------------------------------------------------------------------------- */
 
 static kiln_status module_new(kiln_program_obj *program, const kiln_module_options *opt, kiln_module_obj **out,
-                              char *message, size_t message_size)
+                              kiln_diag *diag)
 {
     const kiln_allocator *a = opt->allocator ? opt->allocator : kiln_allocator_default();
-    if (!a->alloc || !a->free) {
-        say(message, message_size, "the module allocator has no alloc or free function");
-        return KILN_ERROR_INVALID_ARGUMENT;
-    }
+    if (!a->alloc || !a->free)
+        return kiln_diag_fail(diag, KILN_ERROR_INVALID_ARGUMENT, "the module allocator has no alloc or free function");
     kiln_module_obj *m = KILN_NEW(a, kiln_module_obj);
     KILN_CHECK(m, KILN_ERROR_OUT_OF_MEMORY);
     kiln_status st = KILN_OK;
@@ -55,7 +40,7 @@ static kiln_status module_new(kiln_program_obj *program, const kiln_module_optio
     if (opt->scratch_group) {
         st = kiln_scratch_group_retain(opt->scratch_group);
         if (st != KILN_OK) {
-            say(message, message_size, "the scratch group was released or never created");
+            kiln_diag_fail(diag, st, "the scratch group was released or never created");
             goto fail;
         }
         m->scratch_group = opt->scratch_group;
@@ -89,41 +74,34 @@ fail:
 kiln_status kiln_module_create_with_message(kiln_program *program, const kiln_module_options *options, kiln_module **out,
                                             char *message, size_t message_size)
 {
-    say(message, message_size, "%s", "");
+    kiln_diag diag = kiln_diag_over(message, message_size);
+    kiln_diag_clear(&diag);
     KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
     *out = NULL;
     kiln_module_options opt = {sizeof opt, NULL, NULL, 0, NULL};
     if (options) {
-        if (options->struct_size < sizeof opt) {
-            say(message, message_size, "kiln_module_options.struct_size is %zu, expected %zu", options->struct_size, sizeof opt);
-            return KILN_ERROR_INVALID_ARGUMENT;
-        }
+        if (options->struct_size < sizeof opt)
+            return kiln_diag_fail(&diag, KILN_ERROR_INVALID_ARGUMENT, "kiln_module_options.struct_size is %zu, expected %zu",
+                                  options->struct_size, sizeof opt);
         opt = *options;
     }
-    if (opt.num_threads < 0 || opt.num_threads > 1024) {
-        say(message, message_size, "num_threads %d is out of range (0 to 1024)", opt.num_threads);
-        return KILN_ERROR_INVALID_ARGUMENT;
-    }
+    if (opt.num_threads < 0 || opt.num_threads > 1024)
+        return kiln_diag_fail(&diag, KILN_ERROR_INVALID_ARGUMENT, "num_threads %d is out of range (0 to 1024)",
+                              opt.num_threads);
     KILN_CHECK(program, KILN_ERROR_INVALID_ARGUMENT);
     kiln_runtime_register_builtin_backends();
     kiln_program_obj *p = kiln_handle_pin((uintptr_t)program, KILN_HANDLE_PROGRAM);
-    if (!p) {
-        say(message, message_size, "the program handle is stale (closed) or not a program");
-        return KILN_ERROR_STALE_HANDLE;
-    }
-    char why[KILN_MESSAGE_SIZE] = "";
+    if (!p)
+        return kiln_diag_fail(&diag, KILN_ERROR_STALE_HANDLE, "the program handle is stale (closed) or not a program");
     kiln_status st = KILN_OK;
     if (opt.target) {
-        st = kiln_program_check_file(p, why, sizeof why);
-        if (st == KILN_OK) st = kiln_module_check_target(p, opt.target, why, sizeof why);
+        st = kiln_program_check_file(p, &diag);
+        if (st == KILN_OK) st = kiln_module_check_target(p, opt.target, &diag);
     }
     kiln_module_obj *m = NULL;
-    if (st == KILN_OK) st = module_new(p, &opt, &m, why, sizeof why);
+    if (st == KILN_OK) st = module_new(p, &opt, &m, &diag);
     kiln_handle_unpin((uintptr_t)program);
-    if (st != KILN_OK) {
-        say(message, message_size, "%s", why[0] ? why : kiln_status_str(st));
-        return st;
-    }
+    if (st != KILN_OK) return kiln_diag_fail(&diag, st, "%s", kiln_status_str(st)); /* unless a line says more */
     *out = (kiln_module *)m->handle;
     return KILN_OK;
 }
@@ -207,21 +185,21 @@ void kiln_module_destroy(kiln_module *module)
 
 /* ---- loading and unloading ------------------------------------------------------------------ */
 
-static kiln_status method_new(kiln_module_obj *m, const char *name, kiln_method **out, char *why, size_t why_size)
+static kiln_status method_new(kiln_module_obj *m, const char *name, kiln_method **out, kiln_diag *why)
 {
     const kiln_program_view *v = &m->program->view;
-    KILN_TRY(kiln_program_check_file(m->program, why, why_size));
+    KILN_TRY(kiln_program_check_file(m->program, why));
     uint32_t index = UINT32_MAX;
     for (uint64_t i = 0; i < v->n_methods && index == UINT32_MAX; i++)
         if (strcmp(kiln_view_string(v, v->methods[i].name), name) == 0) index = (uint32_t)i;
     if (index == UINT32_MAX) {
         char shown[KILN_ESCAPED_NAME_SIZE];
-        say(why, why_size, "the program has no method '%s'", kiln_text_escape(shown, sizeof shown, name, (size_t)-1));
-        return KILN_ERROR_NOT_FOUND;
+        return kiln_diag_fail(why, KILN_ERROR_NOT_FOUND, "the program has no method '%s'",
+                              kiln_text_escape(shown, sizeof shown, name, (size_t)-1));
     }
     kiln_method_obj *x = KILN_NEW(m->allocator, kiln_method_obj);
     KILN_CHECK(x, KILN_ERROR_OUT_OF_MEMORY);
-    kiln_status st = kiln_method_state_create(m, index, &x->state, why, why_size);
+    kiln_status st = kiln_method_state_create(m, index, &x->state, why);
     if (st == KILN_OK) st = kiln_handle_add(KILN_HANDLE_METHOD, x, &x->handle);
     if (st != KILN_OK) {
         if (x->state) kiln_method_state_destroy(m, x->state);
@@ -241,25 +219,30 @@ static kiln_status method_new(kiln_module_obj *m, const char *name, kiln_method 
 kiln_status kiln_method_load_with_message(kiln_module *module, const char *name, kiln_method **out, char *message,
                                           size_t message_size)
 {
-    say(message, message_size, "%s", "");
+    kiln_diag diag = kiln_diag_over(message, message_size);
+    kiln_diag_clear(&diag);
     KILN_CHECK(out, KILN_ERROR_INVALID_ARGUMENT);
     *out = NULL;
     KILN_CHECK(module && name, KILN_ERROR_INVALID_ARGUMENT);
     kiln_module_obj *m = kiln_handle_pin((uintptr_t)module, KILN_HANDLE_MODULE);
-    if (!m) {
-        say(message, message_size, "the module handle is stale (destroyed) or not a module");
-        return KILN_ERROR_STALE_HANDLE;
-    }
-    char why[KILN_MESSAGE_SIZE] = "";
-    kiln_status st = method_new(m, name, out, why, sizeof why);
+    if (!m) return kiln_diag_fail(&diag, KILN_ERROR_STALE_HANDLE, "the module handle is stale (destroyed) or not a module");
+    /* The reason goes into a diag of its own, then the whole line into one of full size, from
+       which both the caller's buffer (any size, or none) and the thread's last error copy. */
+    char why_text[KILN_MESSAGE_SIZE] = "", line_text[KILN_MESSAGE_SIZE] = "";
+    kiln_diag why = kiln_diag_over(why_text, sizeof why_text), line = kiln_diag_over(line_text, sizeof line_text);
+    kiln_status st = method_new(m, name, out, &why);
     if (st != KILN_OK) {
-        char shown[KILN_ESCAPED_NAME_SIZE], line[KILN_MESSAGE_SIZE];
-        snprintf(line, sizeof line, "loading method '%s' failed: %s", kiln_text_escape(shown, sizeof shown, name, (size_t)-1),
-                 why[0] ? why : kiln_status_str(st));
-        say(message, message_size, "%s", line);
+        char shown[KILN_ESCAPED_NAME_SIZE];
+        kiln_diag_fail(&line, st, "loading method '%s' failed: %s", kiln_text_escape(shown, sizeof shown, name, (size_t)-1),
+                       kiln_diag_has_text(&why) ? why_text : kiln_status_str(st));
+        kiln_diag_copy(&diag, &line);
         pthread_mutex_lock(&m->lock);
         kiln_thread_error *e = thread_error_locked(m, true);
-        if (e) memcpy(e->text, line, sizeof line);
+        if (e) {
+            kiln_diag last = kiln_diag_over(e->text, sizeof e->text);
+            kiln_diag_clear(&last);
+            kiln_diag_copy(&last, &line);
+        }
         pthread_mutex_unlock(&m->lock);
     }
     kiln_handle_unpin((uintptr_t)module);
@@ -375,7 +358,8 @@ kiln_status kiln_method_execute(kiln_method *h)
     kiln_method_state *s = x->state;
     /* Before any page of the mapping is read: a truncated file would be SIGBUS, a rewritten one
        other weights. */
-    kiln_status st = kiln_program_check_file(x->module->program, NULL, 0);
+    kiln_diag nowhere = kiln_diag_over(NULL, 0); /* execute reports by status only */
+    kiln_status st = kiln_program_check_file(x->module->program, &nowhere);
     pthread_mutex_lock(&s->exec_lock);
     for (size_t i = 0; i < s->n_inputs && st == KILN_OK; i++)
         if (!s->input_set[i]) st = KILN_ERROR_INVALID_STATE;

@@ -69,7 +69,7 @@ static bool first_use(const kiln_program_view *v, uint64_t k, bool same_segment)
     return true;
 }
 
-kiln_status kiln_module_check_target(const kiln_program_obj *p, const char *target, char *message, size_t message_size)
+kiln_status kiln_module_check_target(const kiln_program_obj *p, const char *target, kiln_diag *diag)
 {
     const kiln_program_view *v = &p->view;
     target_query q = {.target = target};
@@ -88,15 +88,13 @@ kiln_status kiln_module_check_target(const kiln_program_obj *p, const char *targ
     kiln_text_escape(shown, sizeof shown, target, (size_t)-1);
     kiln_text_escape(known, sizeof known, q.known_names, (size_t)-1);
     kiln_text_escape(records, sizeof records, q.record_names, (size_t)-1);
-    if (q.asked_known && !q.known) {
-        snprintf(message, message_size, "target '%s' is not a target this runtime knows (known targets: %s)%s%s", shown,
-                 known, records[0] ? "; this program's context binaries have records for: " : "", records);
-        return KILN_ERROR_NO_RUNNABLE_TARGET;
-    }
-    if (q.asked_record && !q.has_record) {
-        snprintf(message, message_size, "no context binary of this program has a record for target '%s'; records: %s",
-                 shown, records);
-        return KILN_ERROR_NO_RUNNABLE_TARGET;
-    }
+    if (q.asked_known && !q.known)
+        return kiln_diag_fail(diag, KILN_ERROR_NO_RUNNABLE_TARGET,
+                              "target '%s' is not a target this runtime knows (known targets: %s)%s%s", shown, known,
+                              records[0] ? "; this program's context binaries have records for: " : "", records);
+    if (q.asked_record && !q.has_record)
+        return kiln_diag_fail(diag, KILN_ERROR_NO_RUNNABLE_TARGET,
+                              "no context binary of this program has a record for target '%s'; records: %s", shown,
+                              records);
     return KILN_OK;
 }

@@ -95,19 +95,16 @@ kiln_status kiln_program_open(const char *path, kiln_program **out)
     return program_create(map, size, map, fd, &st, path, out);
 }
 
-kiln_status kiln_program_check_file(const kiln_program_obj *p, char *message, size_t message_size)
+kiln_status kiln_program_check_file(const kiln_program_obj *p, kiln_diag *diag)
 {
     if (p->fd < 0) return KILN_OK;
     struct stat st;
     if (fstat(p->fd, &st) == 0 && (int64_t)st.st_size == p->file_size && st.st_mtim.tv_sec == p->file_mtime.tv_sec &&
         st.st_mtim.tv_nsec == p->file_mtime.tv_nsec)
         return KILN_OK;
-    if (message && message_size) {
-        char shown[KILN_ESCAPED_NAME_SIZE];
-        snprintf(message, message_size, "program file %s changed since it was opened; reopen it",
-                 kiln_text_escape(shown, sizeof shown, p->path, (size_t)-1));
-    }
-    return KILN_ERROR_IO;
+    char shown[KILN_ESCAPED_NAME_SIZE];
+    return kiln_diag_fail(diag, KILN_ERROR_IO, "program file %s changed since it was opened; reopen it",
+                          kiln_text_escape(shown, sizeof shown, p->path, (size_t)-1));
 }
 
 void kiln_program_retain(kiln_program_obj *p) { atomic_fetch_add(&p->refs, 1); }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "core/arena.h"
+#include "core/diag.h"
 #include "core/threadpool.h"
 #include "format/program_reader.h"
 #include "kernels/portable/kernel.h"
@@ -57,8 +58,9 @@ typedef struct kiln_method_obj {
     struct kiln_method_obj *prev, *next;   /* the module's methods (module->lock) */
 } kiln_method_obj;
 
-/* The last load failure of one thread on one module (kiln_module_last_error). Only its thread
-   writes or reads `text`, so the text is never shared between threads. */
+/* The last load failure of one thread on one module (kiln_module_last_error): a copy of the
+   line that load wrote into its diag. Only its thread writes or reads `text`, so the text is
+   never shared between threads. */
 typedef struct kiln_thread_error {
     pthread_t thread;
     struct kiln_thread_error *next;
@@ -139,20 +141,20 @@ const kiln_runtime_services *kiln_runtime_services_get(void);
 void kiln_program_retain(kiln_program_obj *p);
 void kiln_program_release(kiln_program_obj *p);
 /* KILN_OK while the program's file is as it was at open (always for memory programs);
-   KILN_ERROR_IO, with "program file X changed since it was opened; reopen it" in message (may be
-   NULL), once its size or modification time differ or it cannot be checked. One fstat. */
-kiln_status kiln_program_check_file(const kiln_program_obj *p, char *message, size_t message_size);
+   KILN_ERROR_IO, with "program file X changed since it was opened; reopen it" in diag, once its
+   size or modification time differ or it cannot be checked. One fstat. */
+kiln_status kiln_program_check_file(const kiln_program_obj *p, kiln_diag *diag);
 
 /* module_target.c: KILN_OK when a module of p may force record `target` (module options):
    some context binary of the program has a record of that name and the name is a target its
    backend knows (a program without context binaries only needs the name to be known).
-   KILN_ERROR_NO_RUNNABLE_TARGET with a message listing the names that exist;
+   KILN_ERROR_NO_RUNNABLE_TARGET with a message in diag listing the names that exist;
    KILN_ERROR_OUT_OF_MEMORY. */
-kiln_status kiln_module_check_target(const kiln_program_obj *p, const char *target, char *message, size_t message_size);
+kiln_status kiln_module_check_target(const kiln_program_obj *p, const char *target, kiln_diag *diag);
 
-/* method_load.c: on failure, message (message_size >= 1) says why in one line, or is "". */
+/* method_load.c: on failure, diag says why in one line, or stays "" (the status says it). */
 kiln_status kiln_method_state_create(kiln_module_obj *module, uint32_t method_index, kiln_method_state **out,
-                                     char *message, size_t message_size);
+                                     kiln_diag *diag);
 void kiln_method_state_destroy(kiln_module_obj *module, kiln_method_state *s);
 /* method_exec.c */
 kiln_status kiln_method_state_execute(kiln_module_obj *module, kiln_method_state *s);

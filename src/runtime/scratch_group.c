@@ -11,7 +11,6 @@
  * not addresses but the group's id (never reused) with a tag, so a released handle is
  * recognised as stale without reading freed memory and never aliases a newer group.
  */
-#include <assert.h>
 #include <pthread.h>
 
 #include "core/alloc.h"
@@ -49,17 +48,18 @@ typedef struct scratch_state {
 
 static scratch_state state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static inline bool group_ok(const kiln_backend_group *g)
+#ifdef KILN_DEBUG
+/* One group's invariants and the counters against the list, checked as a contract on every
+   unlock of debug builds (the lock held); release builds have neither function. */
+static bool group_ok(const kiln_backend_group *g)
 {
     if (g->id == 0 || g->id > UINT64_MAX >> HANDLE_TAG_BITS) return false;
     if (g->is_explicit) return g->refs > 0 && g->n_members >= 0 && !g->owner && (g->n_members > 0 || !g->buffer);
     return g->refs == 0 && g->size == g->key_size && g->buffer;
 }
 
-/* Counters against the list (debug builds; the lock held). */
-static inline bool state_ok(const scratch_state *s)
+static bool state_ok(const scratch_state *s)
 {
-#ifdef KILN_DEBUG
     uint64_t groups = 0, bytes = 0;
     for (const kiln_backend_group *g = s->groups; g; g = g->next) {
         groups++;
@@ -68,11 +68,8 @@ static inline bool state_ok(const scratch_state *s)
     }
     return groups == s->live_groups && bytes == s->scratch_bytes &&
            s->live_contexts == s->contexts_created - s->contexts_destroyed;
-#else
-    (void)s;
-    return true;
-#endif
 }
+#endif
 
 static scratch_state *lock_state(void)
 {
@@ -82,7 +79,7 @@ static scratch_state *lock_state(void)
 
 static void unlock_state(scratch_state *s)
 {
-    assert(state_ok(s));
+    KILN_CONTRACT(state_ok(s));
     pthread_mutex_unlock(&s->lock);
 }
 

@@ -58,7 +58,15 @@ static kiln_status test_init(void *user, const kiln_backend_init_args *args, voi
     test_payload p;
     memcpy(&p, args->payload, sizeof p);
     if (p.magic != PAYLOAD_MAGIC) return KILN_ERROR_INCOMPATIBLE;
-    if (c->fail_init_at && c->inits == c->fail_init_at) return KILN_ERROR_BACKEND;
+    if (c->fail_init_at && c->inits == c->fail_init_at) {
+        /* A reason quoting a hostile name, filling the whole buffer with no NUL: the runtime
+           must escape it and cut it at the buffer's end. */
+        if (args->message && args->message_size >= 8) {
+            memset(args->message, 'x', args->message_size);
+            memcpy(args->message, "bad\n\x1b[", 6);
+        }
+        return KILN_ERROR_BACKEND;
+    }
     test_handle *h = kiln_alloc(args->allocator, sizeof *h, _Alignof(test_handle));
     if (!h) return KILN_ERROR_OUT_OF_MEMORY;
     h->allocator = args->allocator;
@@ -286,8 +294,12 @@ static void test_failures(void)
     EXPECT(counters.inits == before.inits + 2 && counters.destroys == before.destroys + 1);
     EXPECT(counters.live_handles == before.live_handles && f.u.live_blocks == 2);
     counters.fail_init_at = counters.inits + 1;     /* the first one fails */
-    EXPECT_STATUS(kiln_method_load(f.module, "forward", &h), KILN_ERROR_BACKEND);
+    char message[1024];
+    EXPECT_STATUS(kiln_method_load_with_message(f.module, "forward", &h, message, sizeof message), KILN_ERROR_BACKEND);
     EXPECT(counters.live_handles == before.live_handles && f.u.live_blocks == 2);
+    EXPECT(strncmp(message, "loading method 'forward' failed: bad\\n\\x1b[xxx", 46) == 0);
+    EXPECT(!strchr(message, '\n') && !strchr(message, '\x1b'));
+    EXPECT(strcmp(message, kiln_module_last_error(f.module)) == 0);
     counters.fail_init_at = 0;
 
     /* execute() failing: the status reaches the caller and there is no output to read. */

@@ -76,6 +76,16 @@ static void test_valid_and_truncated(void)
     for (size_t size = 0; size < b.size; size++) EXPECT_STATUS(open_bin(b.data, size, NULL, 0), KILN_ERROR_INCOMPATIBLE);
     EXPECT_STATUS(open_bin((const uint8_t *)b.data + 4, b.size - 8, NULL, 0), KILN_ERROR_INCOMPATIBLE); /* misaligned */
     EXPECT_STATUS(open_bin(NULL, 0, NULL, 0), KILN_ERROR_INCOMPATIBLE);
+    /* The message is the caller's diag: cleared at entry, then the first refusal is kept. */
+    snprintf(message, sizeof message, "stale");
+    EXPECT_OK(open_bin(b.data, b.size, message, sizeof message));
+    EXPECT(message[0] == '\0');
+    snprintf(message, sizeof message, "stale");
+    EXPECT_STATUS(open_bin(b.data, 16, message, sizeof message), KILN_ERROR_INCOMPATIBLE);
+    EXPECT(strcmp(message, "context binary: 16 bytes, shorter than its header") == 0);
+    char small[20];
+    EXPECT_STATUS(open_bin(b.data, 16, small, sizeof small), KILN_ERROR_INCOMPATIBLE);
+    EXPECT(strcmp(small, "context binary: 16 ") == 0); /* cut at the buffer, terminated */
     free(b.data);
 }
 

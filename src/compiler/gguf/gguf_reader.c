@@ -6,13 +6,14 @@
  * file claiming 2^60 keys is refused, not allocated for. All the view's memory is one arena.
  * Keys and tensor names are kept in a second, sorted index for duplicate checks and lookups.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/gguf/gguf_internal.h"
 #include "core/alloc.h"
 #include "core/check.h"
-#include "core/reject.h"
+#include "core/diag.h"
 #include "core/text_escape.h"
 
 #define GGUF_MAGIC "GGUF"

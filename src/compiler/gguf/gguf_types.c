@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "compiler/gguf/gguf_reader.h"
-#include "core/reject.h"
+#include "core/diag.h"
 #include "core/text_escape.h"
 
 static const char *const ggml_names[] = {

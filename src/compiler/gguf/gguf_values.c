@@ -9,7 +9,7 @@
 
 #include "compiler/gguf/gguf_internal.h"
 #include "core/check.h"
-#include "core/reject.h"
+#include "core/diag.h"
 #include "core/text_escape.h"
 
 uint32_t kiln_gguf_version(const kiln_gguf *g) { return g->version; }

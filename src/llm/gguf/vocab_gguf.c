@@ -7,7 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/check.h"
-#include "core/reject.h"
+#include "core/diag.h"
 #include "llm/gguf/vocab_gguf.h"
 
 /* NOT_FOUND from a getter means a required key is missing: a bad model, not a bad call. */

@@ -21,7 +21,7 @@
 #include "backends/cpu/cpu_format.h"
 #include "backends/cpu/targets.h"
 #include "core/check.h"
-#include "core/reject.h"
+#include "core/diag.h"
 
 /* More than the known targets, each of which may be named once. */
 #define MAX_TARGETS 16

@@ -13,15 +13,15 @@
 #include "backends/cpu/aot/aot_fuse.h"
 #include "backends/cpu/cpu_format.h"
 #include "core/check.h"
+#include "core/diag.h"
 
+/* Names are left as they are: the line reaches the user through kiln_ir_fail, which escapes it
+   as a whole (partition.c). */
 static kiln_status fail(aot_lowering *L, kiln_status st, const char *what, const kiln_node *node)
 {
-    if (!L->message || !L->message_size || L->message[0]) return st;
-    if (node)
-        snprintf(L->message, L->message_size, "cpu lowering: node '%s' (%s): %s", node->name, node->op, what);
-    else
-        snprintf(L->message, L->message_size, "cpu lowering: %s", what);
-    return st;
+    kiln_diag d = kiln_diag_over(L->message, L->message_size);
+    if (node) return kiln_diag_fail(&d, st, "cpu lowering: node '%s' (%s): %s", node->name, node->op, what);
+    return kiln_diag_fail(&d, st, "cpu lowering: %s", what);
 }
 
 static int32_t add_tensor(aot_lowering *L, const kiln_tensor *shape, uint8_t kind)

@@ -8,12 +8,11 @@
  * Each entry also names the lowered ops its family produces, so a listing can say which
  * targets' kernel tables run the op (docs/ops.md) without lowering a sample node.
  */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "backends/cpu/aot/aot_ops.h"
 #include "backends/cpu/aot/cpu_aot.h"
+#include "core/check.h"
 
 typedef bool (*describe_fn)(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
                             aot_step_desc *d);
@@ -118,17 +117,11 @@ bool aot_describe(const kiln_node *node, const kiln_tensor *const *in, const kil
     bool ok = e->describe ? e->describe(node, in, out[0], d) : e->describe_arena(node, in, out[0], arena, d);
     for (uint32_t i = 0; ok && i < d->n_inputs; i++)
         if (d->in[i].kind == AOT_OPERAND_WEIGHT && !aot_is_f32(&d->in[i].t)) ok = false;
-#ifdef KILN_DEBUG
     /* The steps of the table are what listings report (docs/ops.md), never a reason to refuse a
        node: a family making another step means the table is wrong, which the sanitizer runs of
-       the test suites (KILN_DEBUG) stop at. Not KILN_NEVER: its assert goes with NDEBUG, which
-       RelWithDebInfo sets, and its release branch would refuse the node. */
-    if (ok && (d->op >= KILN_CPU_OP_COUNT || !(e->steps & (1u << d->op)))) {
-        fprintf(stderr, "kiln: %s:%d: op table: '%s' lowered to step %u, which its entry does not list\n", __FILE__,
-                __LINE__, node->op, d->op);
-        abort();
-    }
-#endif
+       the test suites (KILN_DEBUG) stop at. A contract, not KILN_NEVER: its assert goes with
+       NDEBUG, which RelWithDebInfo sets, and its release branch would refuse the node. */
+    KILN_CONTRACT(!ok || (d->op < KILN_CPU_OP_COUNT && (e->steps & (1u << d->op))));
     return ok;
 }
 

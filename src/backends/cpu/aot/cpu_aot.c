@@ -17,10 +17,12 @@
 #include "backends/cpu/aot/cpu_aot.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/diag.h"
 
 static void set_message(char *message, size_t size, const char *fmt, const char *a, const char *b)
 {
-    if (message && size && !message[0]) snprintf(message, size, fmt, a, b);
+    kiln_diag d = kiln_diag_over(message, size);
+    kiln_diag_fail(&d, KILN_OK, fmt, a, b);
 }
 
 kiln_status kiln_cpu_aot_validate_targets(const char *const *targets, size_t n_targets, char *message,

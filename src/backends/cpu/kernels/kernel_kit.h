@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "backends/cpu/kernels/cpu_kernels.h"
+#include "core/check.h"
 #include "core/window_taps.h" /* kiln_window_taps: the kernels clip their windows with it */
 
 /* y[i] = act(x[i]) for i < n; x == y is allowed (in place), other overlap is not. */
@@ -61,6 +62,24 @@ typedef void (*kiln_cpu_bf16_row_fn)(const float *x, size_t n, uint32_t *dst);
 
 typedef void (*kiln_cpu_gemm_bf16_ukernel)(size_t kp, const uint32_t *a, const uint32_t *b, float *c, size_t ldc,
                                            size_t m, size_t n, const kiln_cpu_gemm_tile *tile);
+
+/* The contract above, checked at the entry of every GEMM microkernel (f32 and bf16) of an
+ * mr x nr tile in debug builds (KILN_CONTRACT: compiled away in release). A driver that breaks
+ * it would read or write past the tile: m = 0 underflows the in-place row offsets, m > MR
+ * overruns the accumulators, a_step is a panel (0 or MR) or rows in place (1), and a second tile
+ * of C cannot take a Relu'd product. The kernels load and store unaligned, so float alignment is
+ * all they rely on. */
+#define KILN_CPU_GEMM_CONTRACT(kc, a, b, c, ldc, m, n, tile, mr, nr)                              \
+    do {                                                                                         \
+        KILN_CONTRACT((kc) >= 1);                                                                \
+        KILN_CONTRACT((a) != NULL && (b) != NULL && (c) != NULL && (tile) != NULL);              \
+        KILN_CONTRACT((m) >= 1 && (m) <= (mr));                                                  \
+        KILN_CONTRACT((n) >= 1 && (n) <= (nr));                                                  \
+        KILN_CONTRACT((m) == 1 || (ldc) >= (n));                                                 \
+        KILN_CONTRACT((uintptr_t)(c) % _Alignof(float) == 0);                                    \
+        KILN_CONTRACT((tile)->a_step == 0 || (tile)->a_step == 1 || (tile)->a_step == (mr));     \
+        KILN_CONTRACT(!(tile)->c2 || !(tile)->relu);                                             \
+    } while (0)
 
 /* y[i * sy] = a[i * sa] op b[i * sb] for i < n (op: kiln_cpu_binary_kind); sy is 1. */
 typedef void (*kiln_cpu_binary_fn)(uint32_t kind, const float *a, int64_t sa, const float *b, int64_t sb, float *y,

@@ -12,6 +12,7 @@
 #include "backends/cpu/rt/context.h"
 #include "backends/cpu/targets.h"
 #include "core/cpu_features.h"
+#include "core/diag.h"
 
 /* "x86-64-v4, generic" */
 static void list_targets(const kiln_ctxbin *b, char *buf, size_t size)
@@ -35,6 +36,7 @@ static const kiln_cpu_target *runnable_target(const kiln_ctxbin *b, const kiln_c
 static kiln_status select_forced(const kiln_ctxbin *b, const char *forced, const kiln_ctx_record **out,
                                  const char *targets, const char *cpu, char *message, size_t message_size)
 {
+    kiln_diag diag = kiln_diag_over(message, message_size);
     for (uint32_t i = 0; i < b->header->n_records; i++) {
         const kiln_ctx_record *r = &b->records[i];
         if (strcmp(kiln_ctxbin_string(b, r->target), forced) != 0) continue;
@@ -44,18 +46,18 @@ static kiln_status select_forced(const kiln_ctxbin *b, const char *forced, const
         }
         const kiln_cpu_target *t = kiln_cpu_target_find(forced);
         if (!t) {
-            snprintf(message, message_size, "record '%s' of this context binary is for a target this runtime does not know",
-                     forced);
+            kiln_diag_fail(&diag, KILN_OK, "record '%s' of this context binary is for a target this runtime does not know",
+                           forced);
         } else {
             char needs[256];
             kiln_cpu_features_format(t->features | r->features, needs, sizeof needs);
-            snprintf(message, message_size, "record '%s' of this context binary cannot run here: it needs [%s]; this CPU has [%s]",
-                     forced, needs, cpu);
+            kiln_diag_fail(&diag, KILN_OK, "record '%s' of this context binary cannot run here: it needs [%s]; this CPU has [%s]",
+                           forced, needs, cpu);
         }
         return KILN_ERROR_NO_RUNNABLE_TARGET;
     }
-    snprintf(message, message_size, "target '%s' is not in this context binary: binary has [%s]", forced, targets);
-    return KILN_ERROR_NO_RUNNABLE_TARGET;
+    return kiln_diag_fail(&diag, KILN_ERROR_NO_RUNNABLE_TARGET, "target '%s' is not in this context binary: binary has [%s]",
+                          forced, targets);
 }
 
 kiln_status kiln_cpu_select_record(const kiln_ctxbin *b, const char *forced, const kiln_ctx_record **out,
@@ -76,9 +78,9 @@ kiln_status kiln_cpu_select_record(const kiln_ctxbin *b, const char *forced, con
         }
     }
     if (!best) {
-        snprintf(message, message_size, "no record of this context binary runs here: binary has [%s]; this CPU has [%s]",
-                 targets, cpu);
-        return KILN_ERROR_NO_RUNNABLE_TARGET;
+        kiln_diag diag = kiln_diag_over(message, message_size);
+        return kiln_diag_fail(&diag, KILN_ERROR_NO_RUNNABLE_TARGET,
+                              "no record of this context binary runs here: binary has [%s]; this CPU has [%s]", targets, cpu);
     }
     *out = best;
     return KILN_OK;

@@ -16,6 +16,7 @@
 #include "core/alloc.h"
 #include "core/check.h"
 #include "core/cpu_features.h"
+#include "core/diag.h"
 
 #define MAX_RECORDS 64
 #define MAX_GRAPHS 1024
@@ -26,13 +27,15 @@ _Static_assert(sizeof(kiln_ctx_header) == KILN_CTX_HEADER_SIZE, "header layout")
 _Static_assert(sizeof(kiln_ctx_tensor) == 88, "tensor layout");
 _Static_assert(sizeof(kiln_ctx_step) == 304, "step layout");
 
+/* "context binary: " and the line, into the caller's diag (first failure wins). */
 static kiln_status reject_v(kiln_status status, char *message, size_t message_size, const char *fmt, va_list ap)
 {
-    if (message && message_size) {
-        int n = snprintf(message, message_size, "context binary: ");
-        if (n >= 0 && (size_t)n < message_size) vsnprintf(message + n, message_size - (size_t)n, fmt, ap);
-    }
-    return status;
+    kiln_diag d = kiln_diag_over(message, message_size);
+    if (!d.text || kiln_diag_has_text(&d)) return status;
+    kiln_diag_fail(&d, status, "context binary: ");
+    size_t used = strlen(d.text);
+    kiln_diag rest = kiln_diag_over(d.text + used, d.size - used); /* the reason after the prefix */
+    return kiln_diag_vfail(&rest, status, fmt, ap);
 }
 
 kiln_status kiln_ctxbin_reject(char *message, size_t message_size, const char *fmt, ...)
@@ -351,6 +354,8 @@ kiln_status kiln_ctxbin_open(kiln_ctxbin *bin, const void *data, size_t size, co
                              char *message, size_t message_size)
 {
     memset(bin, 0, sizeof *bin);
+    kiln_diag entry = kiln_diag_over(message, message_size);
+    kiln_diag_clear(&entry);
     reader rd = {bin, allocator, message, message_size};
     if (!data || ((uintptr_t)data % 8) != 0) return REJECT(&rd, "payload is not 8-byte aligned");
     if (size < KILN_CTX_HEADER_SIZE) return REJECT(&rd, "%zu bytes, shorter than its header", size);

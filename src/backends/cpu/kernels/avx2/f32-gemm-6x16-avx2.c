@@ -38,6 +38,7 @@ static inline void tile_add_second(const __m256 *lo, const __m256 *hi, float *c2
 void kiln_cpu_f32_gemm_ukernel_6x16__avx2(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
                                           size_t n, const kiln_cpu_gemm_tile *tile)
 {
+    KILN_CPU_GEMM_CONTRACT(kc, a, b, c, ldc, m, n, tile, MR, NR);
     /* Named accumulators: GCC keeps arrays of vectors in memory inside this loop. */
     __m256 l0 = _mm256_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
            l5 = l0, h5 = l0;

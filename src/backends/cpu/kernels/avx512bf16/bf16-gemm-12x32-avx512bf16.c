@@ -18,6 +18,7 @@
 void kiln_cpu_bf16_gemm_ukernel_12x32__avx512bf16(size_t kp, const uint32_t *a, const uint32_t *b, float *c,
                                                   size_t ldc, size_t m, size_t n, const kiln_cpu_gemm_tile *tile)
 {
+    KILN_CPU_GEMM_CONTRACT(kp, a, b, c, ldc, m, n, tile, MR, NR);
     /* Named accumulators, as in the f32 kernel. */
     __m512 l0 = _mm512_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
            l5 = l0, h5 = l0, l6 = l0, h6 = l0, l7 = l0, h7 = l0, l8 = l0, h8 = l0, l9 = l0, h9 = l0, l10 = l0,

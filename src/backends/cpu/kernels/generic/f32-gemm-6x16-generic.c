@@ -55,6 +55,7 @@ static void row_product(size_t kc, const float *restrict a, size_t a_step, const
 void kiln_cpu_f32_gemm_ukernel_6x16__generic(size_t kc, const float *a, const float *b, float *c, size_t ldc,
                                              size_t m, size_t n, const kiln_cpu_gemm_tile *tile)
 {
+    KILN_CPU_GEMM_CONTRACT(kc, a, b, c, ldc, m, n, tile, MR, NR);
     float acc[MR][NR];
     if (m == 1)
         row_product(kc, a, tile->a_step ? tile->a_step : MR, b, acc[0]);

@@ -10,6 +10,7 @@
 void kiln_cpu_f32_pack_rows__generic(const float *src, int64_t rs, int64_t live, int64_t kc, uint32_t width,
                                      float *dst)
 {
+    KILN_CONTRACT(live >= 0 && live <= (int64_t)width && kc >= 0 && (live == 0 || (src != NULL && dst != NULL)));
     for (int64_t i = 0; i < live; i++) {
         const float *row = src + i * rs;
         for (int64_t k = 0; k < kc; k++) dst[k * width + i] = row[k];
@@ -19,6 +20,7 @@ void kiln_cpu_f32_pack_rows__generic(const float *src, int64_t rs, int64_t live,
 void kiln_cpu_f32_pack_rows_sum__generic(const float *x, const float *y, float sign, int64_t rs, int64_t live,
                                          int64_t kc, uint32_t width, float *dst)
 {
+    KILN_CONTRACT(live >= 0 && live <= (int64_t)width && kc >= 0 && (live == 0 || (x && y && dst)));
     for (int64_t i = 0; i < live; i++) {
         const float *xi = x + i * rs, *yi = y + i * rs;
         for (int64_t k = 0; k < kc; k++) dst[k * width + i] = xi[k] + sign * yi[k];

@@ -72,6 +72,7 @@ static void dw_row(const kiln_cpu_conv_params *p, const float *x, const float *w
 
 void KILN_CPU_ISA(f32_dwconv2d)(const kiln_cpu_conv_params *p, const float *x, const float *w, float bias, float *y)
 {
+    KILN_CONTRACT(p != NULL && x != NULL && w != NULL && y != NULL);
     const bool cached = p->KW <= WIN_CACHED_KW;
     int64_t lo[WIN_CACHED_KW], hi[WIN_CACHED_KW];
     for (int64_t kw = 0; cached && kw < p->KW; kw++)

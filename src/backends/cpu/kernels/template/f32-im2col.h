@@ -13,6 +13,8 @@
 void KILN_CPU_ISA(f32_im2col)(const kiln_cpu_conv_params *p, const float *x, int64_t pix0, int64_t live, uint32_t nr,
                               float *dst)
 {
+    KILN_CONTRACT(p != NULL && x != NULL && dst != NULL);
+    KILN_CONTRACT(pix0 >= 0 && live >= 0 && live <= (int64_t)nr);
     const int64_t cin = p->C / p->group, K = cin * p->KH * p->KW, s = p->stride_w;
     if (live < (int64_t)nr) memset(dst, 0, (size_t)(K * nr) * sizeof(float));
     const bool cached = p->KW <= WIN_CACHED_KW;

@@ -78,6 +78,8 @@ static vf maxpool_vector_inside(const kiln_cpu_pool_params *p, const float *x, i
 void KILN_CPU_ISA(f32_maxpool2d)(const kiln_cpu_pool_params *p, const float *x, float *y, int64_t oh_lo,
                                  int64_t oh_hi)
 {
+    KILN_CONTRACT(p != NULL && x != NULL && y != NULL);
+    KILN_CONTRACT(0 <= oh_lo && oh_lo <= oh_hi && oh_hi <= p->OH);
     const bool cached = p->KW <= WIN_CACHED_KW;
     int64_t lo[WIN_CACHED_KW], hi[WIN_CACHED_KW];
     for (int64_t kw = 0; cached && kw < p->KW; kw++)

@@ -67,6 +67,9 @@ static inline vf vact_softplus(vf x)
 
 void KILN_CPU_ISA(f32_vact)(const kiln_cpu_act *act, const float *in, float *out, size_t n)
 {
+    KILN_CONTRACT(act != NULL && (n == 0 || (in != NULL && out != NULL)));
+    KILN_CONTRACT(in == out || (uintptr_t)in + n * sizeof(float) <= (uintptr_t)out ||
+                  (uintptr_t)out + n * sizeof(float) <= (uintptr_t)in); /* in place, or apart */
     const vf zero = vf_zero(), one = vf_set1(1.0f), alpha = vf_set1(act->alpha), beta = vf_set1(act->beta);
     switch (act->kind) {
     case KILN_CPU_ACT_RELU: VACT_LOOP(vf_max(x, zero)); break;

@@ -43,6 +43,7 @@ static inline vf vbinary_op(uint32_t kind, vf a, vf b)
 void KILN_CPU_ISA(f32_vbinary)(uint32_t kind, const float *a, int64_t sa, const float *b, int64_t sb, float *y,
                                size_t n)
 {
+    KILN_CONTRACT(n == 0 || (a != NULL && b != NULL && y != NULL));
     if (kind > KILN_CPU_BIN_MIN || !((sa == 1 && sb == 1) || (sa == 1 && sb == 0) || (sa == 0 && sb == 1))) {
         kiln_cpu_f32_vbinary__generic(kind, a, sa, b, sb, y, n);
         return;
@@ -60,6 +61,7 @@ void KILN_CPU_ISA(f32_vbinary)(uint32_t kind, const float *a, int64_t sa, const 
 
 void KILN_CPU_ISA(f32_vscaleshift)(const float *x, float scale, float shift, float *y, size_t n)
 {
+    KILN_CONTRACT(n == 0 || (x != NULL && y != NULL));
     const vf s = vf_set1(scale), t = vf_set1(shift);
     size_t i = 0;
     for (; i + VF_WIDTH <= n; i += VF_WIDTH) vf_storeu(y + i, vf_fmadd(vf_loadu(x + i), s, t));

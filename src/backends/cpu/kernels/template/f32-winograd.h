@@ -26,6 +26,8 @@ static inline int64_t wino_run(int64_t t, int64_t end, int64_t t0, int64_t TW, i
 void KILN_CPU_ISA(f32_wino_in)(const kiln_cpu_conv_params *p, const float *x, int64_t t0, int64_t live, uint32_t nr,
                                float *v, size_t v_stride)
 {
+    KILN_CONTRACT(p != NULL && x != NULL && v != NULL);
+    KILN_CONTRACT(t0 >= 0 && live >= 0 && nr >= 1); /* live may span several nr-wide panels */
     const int64_t TW = (p->OW + 1) / 2, plane = p->H * p->W;
     if (live % nr) {
         size_t last = (size_t)(live / nr) * (size_t)p->C * nr;
@@ -98,6 +100,8 @@ void KILN_CPU_ISA(f32_wino_out)(const kiln_cpu_conv_params *p, const float *m, s
                                 int64_t rows, int64_t t0, int64_t live, const float *bias, const float *res,
                                 float *y)
 {
+    KILN_CONTRACT(p != NULL && m != NULL && y != NULL);
+    KILN_CONTRACT(t0 >= 0 && live >= 0 && live <= ldm && rows >= 0);
     const int64_t TW = (p->OW + 1) / 2, plane = p->OH * p->OW;
     /* ReLU (ResNet's) is applied in registers; other activations run over the stored row. */
     const bool relu = p->act.kind == KILN_CPU_ACT_RELU;

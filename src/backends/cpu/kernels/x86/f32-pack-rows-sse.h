@@ -47,11 +47,13 @@ static inline __attribute__((always_inline)) void pack_rows_core(const float *x,
 
 void KILN_CPU_ISA(f32_pack_rows)(const float *src, int64_t rs, int64_t live, int64_t kc, uint32_t width, float *dst)
 {
+    KILN_CONTRACT(live >= 0 && live <= (int64_t)width && kc >= 0 && (live == 0 || (src != NULL && dst != NULL)));
     pack_rows_core(src, NULL, 0.0f, rs, live, kc, width, dst);
 }
 
 void KILN_CPU_ISA(f32_pack_rows_sum)(const float *x, const float *y, float sign, int64_t rs, int64_t live, int64_t kc,
                                      uint32_t width, float *dst)
 {
+    KILN_CONTRACT(live >= 0 && live <= (int64_t)width && kc >= 0 && (live == 0 || (x && y && dst)));
     pack_rows_core(x, y, sign, rs, live, kc, width, dst);
 }
