@@ -237,32 +237,33 @@ def llama_metadata(w, *, arch, name, context, dim, layers, ffn, heads, kv_heads,
     w.add("tokenizer.ggml.add_space_prefix", BOOL, True)
 
 
-def llama_tensors(w, weights, layers, ggml_type, tied=False):
-    """Writes the weights of a llama in llama.cpp's tensor names. `weights` maps our names
-    (those of models/llm/train.py's state dict) to numpy arrays. Norm weights (and biases)
-    stay F32, as llama.cpp's own files keep them; the token embedding and the matrices get
-    `ggml_type`."""
-    def mat(name, key):
-        w.add_tensor(name, weights[key], ggml_type)
-
-    def vec(name, key):
-        w.add_tensor(name, weights[key], GGML_F32)
-
-    mat("token_embd.weight", "tok_embeddings.weight")
+def llama_tensor_names(keys, layers, tied=False):
+    """Our state-dict names (those of tests/llm/llama_torch.py) -> llama.cpp's tensor names,
+    in file order, for the keys present (biases only where the model has them)."""
+    pairs = [("tok_embeddings.weight", "token_embd.weight")]
     for i in range(layers):
         p = f"layers.{i}."
-        vec(f"blk.{i}.attn_norm.weight", p + "attention_norm.weight")
+        pairs.append((p + "attention_norm.weight", f"blk.{i}.attn_norm.weight"))
         for short, ours in (("q", "wq"), ("k", "wk"), ("v", "wv"), ("output", "wo")):
-            mat(f"blk.{i}.attn_{short}.weight", p + f"attention.{ours}.weight")
-            if p + f"attention.{ours}.bias" in weights:
-                vec(f"blk.{i}.attn_{short}.bias", p + f"attention.{ours}.bias")
-        vec(f"blk.{i}.ffn_norm.weight", p + "ffn_norm.weight")
-        mat(f"blk.{i}.ffn_gate.weight", p + "feed_forward.w1.weight")
-        mat(f"blk.{i}.ffn_down.weight", p + "feed_forward.w2.weight")
-        mat(f"blk.{i}.ffn_up.weight", p + "feed_forward.w3.weight")
-    vec("output_norm.weight", "norm.weight")
+            pairs.append((p + f"attention.{ours}.weight", f"blk.{i}.attn_{short}.weight"))
+            pairs.append((p + f"attention.{ours}.bias", f"blk.{i}.attn_{short}.bias"))
+        pairs.append((p + "ffn_norm.weight", f"blk.{i}.ffn_norm.weight"))
+        pairs.append((p + "feed_forward.w1.weight", f"blk.{i}.ffn_gate.weight"))
+        pairs.append((p + "feed_forward.w2.weight", f"blk.{i}.ffn_down.weight"))
+        pairs.append((p + "feed_forward.w3.weight", f"blk.{i}.ffn_up.weight"))
+    pairs.append(("norm.weight", "output_norm.weight"))
     if not tied:
-        mat("output.weight", "output.weight")
+        pairs.append(("output.weight", "output.weight"))
+    return {ours: theirs for ours, theirs in pairs if ours in keys}
+
+
+def llama_tensors(w, weights, layers, ggml_type, tied=False):
+    """Writes the weights of a llama in llama.cpp's tensor names. `weights` maps our names
+    to numpy arrays. Vectors (norm weights, biases) stay F32, as llama.cpp's own files keep
+    them; the token embedding and the matrices get `ggml_type`."""
+    for ours, theirs in llama_tensor_names(weights.keys(), layers, tied).items():
+        a = weights[ours]
+        w.add_tensor(theirs, a, ggml_type if a.ndim == 2 else GGML_F32)
 
 
 def random_llama_weights(rng, *, vocab_size, dim, layers, ffn, heads, kv_heads, untied, biases):

@@ -14,6 +14,11 @@
 //   node tests/llm/oracle.mjs greedy FILE --prompt TEXT [-n 64]
 //        {"prompt_ids": [...], "tokens": [...], "text": "..."}: the prompt tokenized as
 //        ids_special above (BOS first), then n argmax tokens (lowest id on a tie), stopping at EOS
+//   node tests/llm/oracle.mjs perplexity FILE --file TEXTFILE [--context N]
+//        {"tokens": T, "chunks": C, "scored": S, "nll": ..., "perplexity": ...}: the text
+//        tokenized as ids_special (BOS first), cut into consecutive chunks of N tokens (default:
+//        the model's context length), each evaluated from an empty cache; token j > 0 of a
+//        chunk is scored with the logits after tokens 0..j-1 of that chunk
 //
 // The cache folder is $KILN_LLM_ORACLE_DIR, default build/llm-oracle beside this repo's tests.
 // Evaluation runs on 1 thread, so that logits do not depend on the machine's core count.
@@ -31,7 +36,7 @@ function fail(message) {
 }
 
 function usage() {
-    fail("usage: oracle.mjs tokenize FILE (TEXT | --file F) | logits FILE (--tokens a,b,c | --tokens-file F.json) [--out F] | greedy FILE --prompt TEXT [-n N]");
+    fail("usage: oracle.mjs tokenize FILE (TEXT | --file F) | logits FILE (--tokens a,b,c | --tokens-file F.json) [--out F] | greedy FILE --prompt TEXT [-n N] | perplexity FILE --file F [--context N]");
 }
 
 function option(args, name, fallback) {
@@ -114,6 +119,34 @@ async function greedy(model, prompt, n) {
     return {prompt_ids: promptIds, tokens: generated, text: model.detokenize(generated)};
 }
 
+function logSoftmaxAt(row, index) {
+    let max = -Infinity;
+    for (const v of row) if (v > max) max = v;
+    let sum = 0;
+    for (const v of row) sum += Math.exp(v - max);
+    return row[index] - max - Math.log(sum);
+}
+
+async function perplexity(model, text, contextLength) {
+    const tokens = tokenizeWithSpecials(model, text);
+    const {context, sequence} = await newSequence(model, contextLength);
+    let nll = 0, scored = 0, chunks = 0;
+    for (let start = 0; start + 1 < tokens.length; start += contextLength) {
+        const chunk = tokens.slice(start, start + contextLength);
+        if (chunk.length < 2) break;
+        await sequence.clearHistory();
+        const out = await sequence.controlledEvaluate(chunk.map((t) => [t, {generateNext: {logits: true}}]));
+        for (let j = 1; j < chunk.length; j++) {
+            if (!out[j - 1]?.next?.logits) fail(`no logits at position ${start + j - 1}`);
+            nll -= logSoftmaxAt(logitsRow(out[j - 1].next.logits), chunk[j]);
+            scored++;
+        }
+        chunks++;
+    }
+    await context.dispose();
+    return {tokens: tokens.length, chunks, scored, nll, perplexity: Math.exp(nll / scored)};
+}
+
 async function main() {
     const [command, file, ...rest] = process.argv.slice(2);
     if (!command || !file) usage();
@@ -138,6 +171,12 @@ async function main() {
         const prompt = option(rest, "--prompt", null);
         if (prompt === null) usage();
         result = await greedy(model, prompt, Number(option(rest, "-n", "64")));
+    } else if (command === "perplexity") {
+        const textFile = option(rest, "--file", null);
+        if (textFile === null) usage();
+        const contextLength = Number(option(rest, "--context", String(model.trainContextSize)));
+        if (!Number.isInteger(contextLength) || contextLength < 2) fail("--context: an integer of at least 2");
+        result = await perplexity(model, readFileSync(textFile, "utf8"), contextLength);
     } else {
         usage();
     }
