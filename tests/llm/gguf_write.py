@@ -9,6 +9,7 @@ models/llm/train.py, and as a command line that writes random small llama/qwen2 
     /usr/bin/python3 tests/llm/gguf_write.py random OUT.gguf --type q8_0 --seed 1 \
         [--dim 64 --layers 2 --heads 4 --kv-heads 2 --ffn 128 --context 128 \
          --untied --arch qwen2 --rope-base 10000 --version 3 --alignment 32]
+    /usr/bin/python3 tests/llm/gguf_write.py every-type OUT.gguf [--version 2] [--alignment 64]
 
 Tensors are given as numpy arrays in the usual row-major (torch) shape, e.g. a linear
 layer's weight [out, in]; GGUF lists dimensions fastest-first, so it is written with dims
@@ -17,6 +18,7 @@ must then be a multiple of the block size (32).
 """
 
 import argparse
+import os
 import struct
 import sys
 
@@ -297,7 +299,7 @@ def random_llama_weights(rng, *, vocab_size, dim, layers, ffn, heads, kv_heads, 
 
 
 def _cmd_random(args):
-    sys.path.insert(0, __import__("os").path.dirname(__file__))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import spm_vocab
 
     rng = np.random.default_rng(args.seed)
@@ -311,6 +313,25 @@ def _cmd_random(args):
                    rope_base=args.rope_base, eps=1e-5, vocab=vocab)
     llama_tensors(w, weights, args.layers, TYPE_NAMES[args.type], tied=not args.untied)
     w.write(args.out)
+
+
+def every_type_file(alignment=32, version=3):
+    """A GGUF that is no model: one key of each metadata type, arrays of each element type
+    (empty and nested too), and a small tensor of each tensor type (1-D to 4-D), for readers."""
+    w = GGUFWriter(alignment=alignment, version=version)
+    w.add("general.architecture", STRING, "kiln-test")
+    values = {UINT8: 200, INT8: -100, UINT16: 60000, INT16: -30000, UINT32: 4000000000, INT32: -2000000000,
+              FLOAT32: 1.5, BOOL: True, STRING: "h\u00e9llo", UINT64: 2**63 + 5, INT64: -2**62, FLOAT64: -0.25}
+    for vtype, value in values.items():
+        w.add(f"test.scalar.{vtype}", vtype, value)
+        w.add_array(f"test.array.{vtype}", vtype, [value, value])
+    w.add_array("test.array.empty", INT32, [])
+    w.add_array("test.array.nested", ARRAY, [(INT32, [1, 2, 3]), (STRING, ["a", "bc"])])
+    rng = np.random.default_rng(3)
+    shapes = {"f32": (3,), "f16": (2, 5), "bf16": (2, 3, 4), "q8_0": (2, 1, 3, 64), "q4_0": (4, 32)}
+    for tname, shape in shapes.items():
+        w.add_tensor(f"test.{tname}", rng.standard_normal(shape).astype(np.float32), TYPE_NAMES[tname])
+    return w
 
 
 def main(argv=None):
@@ -331,9 +352,15 @@ def main(argv=None):
     r.add_argument("--untied", action="store_true", help="a separate output.weight (default: tied to token_embd)")
     r.add_argument("--version", type=int, choices=[2, 3], default=3)
     r.add_argument("--alignment", type=int, default=32)
+    e = sub.add_parser("every-type", help="write a file with every metadata and tensor type (no model)")
+    e.add_argument("out")
+    e.add_argument("--version", type=int, choices=[2, 3], default=3)
+    e.add_argument("--alignment", type=int, default=32)
     args = ap.parse_args(argv)
     if args.cmd == "random":
         _cmd_random(args)
+    elif args.cmd == "every-type":
+        every_type_file(args.alignment, args.version).write(args.out)
 
 
 if __name__ == "__main__":
