@@ -28,6 +28,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "llm"))
 import gguf_write as gw  # noqa: E402
+from check_model import torch_perplexity  # noqa: E402
 import llama_torch  # noqa: E402
 import spm_vocab  # noqa: E402
 
@@ -56,22 +57,6 @@ def load_fortunes():
     if not docs:
         sys.exit(f"no fortunes in {FORTUNES}: apt-get install -y fortunes")
     return docs
-
-
-def perplexity_chunks(tokens, context):
-    """Consecutive chunks of `context` tokens; each scores its tokens 1.. given those before."""
-    return [tokens[i:i + context] for i in range(0, len(tokens) - 1, context) if len(tokens[i:i + context]) > 1]
-
-
-def torch_perplexity(model, tokens, context):
-    nll, count = 0.0, 0
-    with torch.no_grad():
-        for chunk in perplexity_chunks(tokens, context):
-            x = torch.tensor([chunk])
-            logp = torch.log_softmax(model(x)[0, :-1].double(), dim=-1)
-            nll -= logp.gather(1, x[0, 1:, None]).sum().item()
-            count += len(chunk) - 1
-    return math.exp(nll / count)
 
 
 def main():
