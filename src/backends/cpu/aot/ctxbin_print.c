@@ -81,7 +81,7 @@ typedef struct record_size {
 
 static uint64_t block_cost(const kiln_ctxbin *b, uint32_t block)
 {
-    return ((b->blocks[block].size + 63) & ~(uint64_t)63) + sizeof(kiln_ctx_block);
+    return kiln_align_up_u64(b->blocks[block].size, 64) + sizeof(kiln_ctx_block);
 }
 
 static uint64_t record_table_bytes(const kiln_ctxbin *b, const kiln_ctx_record *r)

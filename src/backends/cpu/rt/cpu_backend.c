@@ -71,7 +71,7 @@ static kiln_status setup_threads(cpu_delegate *d, const kiln_backend_init_args *
     t->n_threads = (uint32_t)n;
     uint64_t slot = kiln_cpu_context_step_workspace(d->context, d->graph);
     if (slot == 0) return KILN_OK;
-    slot = (slot + 63) / 64 * 64;
+    slot = kiln_align_up_u64(slot, 64);
     KILN_CHECK(slot <= SIZE_MAX / (size_t)(n - 1), KILN_ERROR_OUT_OF_MEMORY);
     t->thread_workspace = kiln_alloc(args->allocator, (size_t)slot * (size_t)(n - 1), 64);
     KILN_CHECK(t->thread_workspace, KILN_ERROR_OUT_OF_MEMORY);
