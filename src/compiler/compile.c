@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compiler/compile_metadata.h"
 #include "compiler/compile_spec.h"
 #include "compiler/compiler_backend.h"
 #include "compiler/emit.h"
@@ -132,46 +133,6 @@ static kiln_status delegate_methods(const kiln_compile_spec *cs, const backend_r
     return KILN_OK;
 }
 
-/* The program's metadata: the union of what the methods' importers attached. A key two methods
-   both carry is written once when their bytes agree; differing bytes have no one right value, so
-   the compilation is refused naming the key (before any backend has run). */
-static kiln_status add_metadata(const kiln_ir_graph *graphs, const kiln_compile_method *methods, size_t n,
-                                kiln_program_builder *b, char *message, size_t message_size)
-{
-    for (size_t i = 0; i < n; i++) {
-        for (size_t k = 0; k < graphs[i].n_metadata; k++) {
-            const kiln_ir_metadata *m = &graphs[i].metadata[k];
-            const kiln_ir_metadata *seen = NULL;
-            size_t seen_in = 0;
-            for (size_t j = 0; j < i && !seen; j++) {
-                for (size_t l = 0; l < graphs[j].n_metadata && !seen; l++) {
-                    if (strcmp(graphs[j].metadata[l].key, m->key) == 0) {
-                        seen = &graphs[j].metadata[l];
-                        seen_in = j;
-                    }
-                }
-            }
-            if (seen && seen->size == m->size && memcmp(seen->data, m->data, m->size) == 0) continue;
-            if (seen) {
-                char key[KILN_ESCAPED_NAME_SIZE], first[KILN_ESCAPED_NAME_SIZE], second[KILN_ESCAPED_NAME_SIZE];
-                char names[2 * KILN_ESCAPED_NAME_SIZE + 16];
-                snprintf(names, sizeof names, "'%s' and '%s'",
-                         kiln_text_escape(first, sizeof first, methods[seen_in].name, (size_t)-1),
-                         kiln_text_escape(second, sizeof second, methods[i].name, (size_t)-1));
-                set_message(message, message_size, "program metadata '%s' differs between methods %s: a program "
-                            "holds one value per key", kiln_text_escape(key, sizeof key, m->key, (size_t)-1), names);
-                return KILN_ERROR_COMPILE_SPEC;
-            }
-            kiln_status st = kiln_program_builder_add_metadata(b, m->key, m->data, m->size);
-            if (st != KILN_OK) {
-                set_message(message, message_size, "writing program metadata failed: %s%s", kiln_status_str(st), "");
-                return st;
-            }
-        }
-    }
-    return KILN_OK;
-}
-
 /* Phase 3: plan the method's memory and write it into the program. */
 static kiln_status emit_method(kiln_ir_graph *g, const char *name, kiln_program_builder *b)
 {
@@ -261,7 +222,7 @@ kiln_status kiln_compile_memory_backends(const kiln_compile_options *opt, const 
         n_graphs++;
         KILN_TRY_GOTO(st, import_method(opt, a, &methods[i], message, message_size, &graphs[i]));
     }
-    KILN_TRY_GOTO(st, add_metadata(graphs, methods, n_methods, b, message, message_size));
+    KILN_TRY_GOTO(st, kiln_compile_metadata_union(graphs, methods, n_methods, b, message, message_size));
     KILN_TRY_GOTO(st, delegate_methods(&spec, runs, n_runs, methods, n_methods, graphs));
     for (size_t i = 0; i < n_methods; i++) KILN_TRY_GOTO(st, emit_method(&graphs[i], methods[i].name, b));
     st = kiln_program_builder_finish(b, out_data, out_size);
