@@ -26,6 +26,7 @@ typedef struct op_case {
     kiln_tensor out;
     size_t scratch_size;
     unsigned char *scratch;
+    int n_threads;          /* run(): 1 (op_case_init), or more: tasks run in reverse order */
 } op_case;
 
 static inline void op_case_init(op_case *c, const char *op, size_t n_inputs)
@@ -33,6 +34,7 @@ static inline void op_case_init(op_case *c, const char *op, size_t n_inputs)
     memset(c, 0, sizeof *c);
     c->node = (kiln_node){.op = op, .domain = KILN_DOMAIN_KILN, .name = op, .opset = 1, .attrs = c->attrs,
                           .n_inputs = n_inputs, .n_outputs = 1};
+    c->n_threads = 1;
 }
 
 static inline void op_attr_int(op_case *c, const char *name, int64_t v)
@@ -68,6 +70,17 @@ static void op_inline_for(void *pool, size_t n, void (*fn)(void *arg, size_t i),
     for (size_t i = 0; i < n; i++) fn(arg, i);
 }
 
+/* The most tasks one parallel_for of the last op_run had. */
+static size_t op_most_tasks;
+
+/* As the pool would, in an order no kernel may rely on: the last task first. */
+static void op_reverse_for(void *pool, size_t n, void (*fn)(void *arg, size_t i), void *arg)
+{
+    (void)pool;
+    if (n > op_most_tasks) op_most_tasks = n;
+    for (size_t i = n; i-- > 0;) fn(arg, i);
+}
+
 /* infer, then run into a fresh output (filled with NaN first, so an element run() forgets shows). */
 static inline kiln_status op_run(op_case *c)
 {
@@ -80,8 +93,10 @@ static inline kiln_status op_run(op_case *c)
     c->scratch = malloc(c->scratch_size + OP_CANARY);
     REQUIRE(c->scratch != NULL);
     memset(c->scratch, 0xA5, c->scratch_size + OP_CANARY);
-    kiln_kernel_ctx ctx = {c->scratch, c->scratch_size, op_inline_for, NULL, 1};
+    kiln_kernel_ctx ctx = {c->scratch, c->scratch_size, c->n_threads > 1 ? op_reverse_for : op_inline_for, NULL,
+                           c->n_threads};
     kiln_tensor *outs[1] = {&c->out};
+    op_most_tasks = 1;
     st = kiln_portable_kernel_find(KILN_DOMAIN_KILN, c->node.op, 1)->run(&c->node, c->in, outs, &ctx);
     for (size_t i = 0; i < OP_CANARY; i++) EXPECT(c->scratch[c->scratch_size + i] == 0xA5);
     return st;
