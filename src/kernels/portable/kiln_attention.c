@@ -58,13 +58,6 @@ kiln_status kiln_attention_infer(const kiln_node *node, const kiln_tensor *const
     return KILN_OK;
 }
 
-static float dot(const float *a, const float *b, int64_t n)
-{
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
-
 kiln_status kiln_attention_run(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
                                kiln_kernel_ctx *ctx)
 {
@@ -87,7 +80,7 @@ kiln_status kiln_attention_run(const kiln_node *node, const kiln_tensor *const *
             for (int64_t j = 0; j < n_keys; j++) {
                 if (mask_row[j] == -INFINITY) continue;
                 const float *key = j < p.c ? kc + j * kv_width : k + (j - p.c) * kv_width;
-                scores[j] = p.scale * dot(qh, key + kv_offset, p.head_dim) + mask_row[j];
+                scores[j] = p.scale * kiln_domain_dot(qh, key + kv_offset, p.head_dim) + mask_row[j];
                 if (scores[j] > max) max = scores[j];
             }
             memset(yh, 0, (size_t)p.head_dim * sizeof(float));

@@ -28,6 +28,16 @@ kiln_status kiln_domain_check_weight(const kiln_tensor *w, size_t *row_size)
     return st;
 }
 
+float kiln_domain_dot(const float *a, const float *b, int64_t n)
+{
+    float lanes[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) lanes[l] += a[i + l] * b[i + l];
+    for (; i < n; i++) lanes[i % 8] += a[i] * b[i];
+    return ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+}
+
 bool kiln_domain_attr_int(const kiln_node *node, const char *name, int64_t *value)
 {
     const kiln_attr *a = kiln_node_attr(node, name);

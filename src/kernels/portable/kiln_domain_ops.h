@@ -31,6 +31,10 @@ kiln_status kiln_domain_check_f32(const kiln_tensor *t, uint32_t rank);
    byte size that fits (KILN_ERROR_LIMIT). *row_size receives the bytes of one row. */
 kiln_status kiln_domain_check_weight(const kiln_tensor *w, size_t *row_size);
 
+/* sum of a[i] * b[i] in f32, over eight interleaved partial sums (so the compiler can keep them
+   in one vector register) added pairwise at the end: the same bits for the same inputs always. */
+float kiln_domain_dot(const float *a, const float *b, int64_t n);
+
 /* Whether the INT attribute `name` is present (as an INT), its value through *value. */
 bool kiln_domain_attr_int(const kiln_node *node, const char *name, int64_t *value);
 

@@ -60,10 +60,7 @@ static void linear_columns(const void *arg, int64_t lo, int64_t hi)
             int64_t len = j->k - k0 < j->chunk ? j->k - k0 : j->chunk;
             kiln_dequantize_row(j->dtype, src, w, len); /* cannot fail: infer checked dtype and K */
             for (int64_t r = 0; r < j->m; r++) {
-                const float *x = j->x + r * j->k + k0;
-                float sum = 0.0f;
-                for (int64_t i = 0; i < len; i++) sum += x[i] * w[i];
-                j->y[r * j->n + col] += sum;
+                j->y[r * j->n + col] += kiln_domain_dot(j->x + r * j->k + k0, w, len);
             }
         }
     }
