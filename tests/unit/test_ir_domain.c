@@ -26,6 +26,15 @@ static void kernel_table(void)
     EXPECT(kiln_portable_kernel_find("", "Relu", 13) == kiln_portable_kernel_find(NULL, "Relu", 13));
     EXPECT(kiln_portable_kernel_find(KILN_DOMAIN_KILN, "Relu", 13) == NULL);
     EXPECT(kiln_portable_kernel_find(KILN_DOMAIN_KILN, "MatMul", 13) == NULL);
+    /* kiln's own ops: found in their domain at opset 1 and later, never in the ONNX domain */
+    static const char *const kiln_ops[] = {"RMSNorm", "RoPE", "Attention", "Linear", "Embed"};
+    for (size_t i = 0; i < sizeof kiln_ops / sizeof kiln_ops[0]; i++) {
+        const kiln_kernel *k = kiln_portable_kernel_find(KILN_DOMAIN_KILN, kiln_ops[i], 1);
+        EXPECT(k != NULL && strcmp(k->op, kiln_ops[i]) == 0);
+        EXPECT(kiln_portable_kernel_find(KILN_DOMAIN_KILN, kiln_ops[i], 3) == k);
+        EXPECT(kiln_portable_kernel_find(KILN_DOMAIN_KILN, kiln_ops[i], 0) == NULL);
+        EXPECT(kiln_portable_kernel_find(NULL, kiln_ops[i], 20) == NULL);
+    }
     EXPECT(kiln_domain_equal(NULL, "") && !kiln_domain_equal(NULL, KILN_DOMAIN_KILN));
     EXPECT(kiln_domain_equal("kiln", "kiln") && !kiln_domain_equal("kiln", "kilnx"));
 }
