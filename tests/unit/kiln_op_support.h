@@ -64,6 +64,21 @@ static inline kiln_status op_infer(op_case *c)
     return k->infer(&c->node, c->in, outs, &c->scratch_size);
 }
 
+/* infer() must refuse with `want`, and kiln_kernel_explain must say something containing `says`
+   (nothing at all when want is KILN_OK). */
+static inline void op_expect_refusal(op_case *c, kiln_status want, const char *says)
+{
+    kiln_status st = op_infer(c);
+    EXPECT_STATUS(st, want);
+    char why[256] = "x";
+    kiln_kernel_explain(kiln_portable_kernel_find(KILN_DOMAIN_KILN, c->node.op, 1), &c->node, c->in, why, sizeof why);
+    unit_checks++;
+    if (want == KILN_OK ? why[0] != '\0' : !strstr(why, says)) {
+        fprintf(stderr, "%s: refused with \"%s\", expected it to say \"%s\"\n", c->node.op, why, says);
+        unit_failures++;
+    }
+}
+
 static void op_inline_for(void *pool, size_t n, void (*fn)(void *arg, size_t i), void *arg)
 {
     (void)pool;

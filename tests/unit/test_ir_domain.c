@@ -101,9 +101,37 @@ static void program_op_string(void)
     if (!strstr(message, "op 'kiln.Relu' opset 13")) fprintf(stderr, "  message: %s\n", message);
 }
 
+/* The one MatMul node of an imported x [2, cols] . W [cols, 3] turned into kiln.Linear (which
+   reads W as [N, K]) and inferred: the status, the message in message. */
+static kiln_status infer_as_linear(int64_t cols, char *message, size_t message_size)
+{
+    kiln_ir_graph g;
+    irp_import(&g, "MatMul", cols, message, message_size);
+    REQUIRE(g.n_nodes == 1);
+    g.nodes[0].node.domain = KILN_DOMAIN_KILN;
+    g.nodes[0].node.op = "Linear";
+    g.nodes[0].node.opset = 1;
+    g.nodes[0].kernel = kiln_portable_kernel_find(KILN_DOMAIN_KILN, "Linear", 1);
+    REQUIRE(g.nodes[0].kernel);
+    kiln_status st = kiln_ir_infer_and_fold(&g);
+    kiln_ir_graph_deinit(&g);
+    return st;
+}
+
+static void kiln_op_messages(void)
+{
+    unit_section("a kiln op the compiler refuses says why");
+    char message[512] = "";
+    EXPECT_STATUS(infer_as_linear(3, message, sizeof message), KILN_OK); /* W [3, 3] is [N, K = 3] */
+    EXPECT_STATUS(infer_as_linear(4, message, sizeof message), KILN_ERROR_SHAPE_MISMATCH);
+    EXPECT(strstr(message, "(Linear, opset 1)") && strstr(message, ": W has shape [4, 3], expected [N, 4] (X is [2, 4])"));
+    printf("  %s\n", message);
+}
+
 int main(void)
 {
     kernel_table();
+    kiln_op_messages();
     backend_supports();
     program_op_string();
     return unit_finish("test_ir_domain");

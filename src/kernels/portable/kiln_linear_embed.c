@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "core/diag.h"
 #include "kernels/portable/kiln_domain_ops.h"
 #include "kernels/portable/parallel.h"
 #include "kernels/portable/quant/quant_rows.h"
@@ -18,24 +19,32 @@
 
 /* ---- Linear(X [..., K], W [N, K] [, B f32 [N]]) -> Y f32 [..., N] ---- */
 
-kiln_status kiln_linear_infer(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
-                              size_t *scratch_size)
+static kiln_status linear_check(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                size_t *scratch_size, char *why, size_t why_size)
 {
     (void)scratch_size;
-    if (node->n_inputs < 2 || node->n_inputs > 3 || !out[0]) return KILN_ERROR_INVALID_ARGUMENT;
+    if (node->n_inputs < 2 || node->n_inputs > 3 || !out[0])
+        return kiln_reject(KILN_ERROR_INVALID_ARGUMENT, why, why_size, "expected inputs X, W [, B] and output Y");
     const kiln_tensor *x = in[0], *w = in[1], *b = node->n_inputs > 2 ? in[2] : NULL;
     size_t row_size;
-    kiln_status st = kiln_domain_check_f32(x, 0);
-    if (st == KILN_OK) st = kiln_domain_check_weight(w, &row_size);
-    if (st == KILN_OK && b) st = kiln_domain_check_f32(b, 1);
+    kiln_status st = kiln_domain_check_f32(x, 0, "X", why, why_size);
+    if (st == KILN_OK) st = kiln_domain_check_weight(w, &row_size, why, why_size);
+    if (st == KILN_OK && b) st = kiln_domain_check_f32(b, 1, "B", why, why_size);
     if (st != KILN_OK) return st;
-    if (w->shape[1] != x->shape[x->rank - 1] || (b && b->shape[0] != w->shape[0])) return KILN_ERROR_SHAPE_MISMATCH;
+    if (w->shape[1] != x->shape[x->rank - 1])
+        return kiln_reject(KILN_ERROR_SHAPE_MISMATCH, why, why_size, "W has shape %s, expected [N, %lld] (X is %s)",
+                           kiln_domain_shape_of(w).text, (long long)x->shape[x->rank - 1], kiln_domain_shape_of(x).text);
+    if (b && b->shape[0] != w->shape[0])
+        return kiln_reject(KILN_ERROR_SHAPE_MISMATCH, why, why_size, "B has shape %s, expected [%lld] (W is %s)",
+                           kiln_domain_shape_of(b).text, (long long)w->shape[0], kiln_domain_shape_of(w).text);
     int64_t shape[KILN_MAX_RANK];
     memcpy(shape, x->shape, sizeof shape);
     shape[x->rank - 1] = w->shape[0];
     kiln_tensor_set_shape(out[0], KILN_DTYPE_F32, x->rank, shape);
     return KILN_OK;
 }
+
+KILN_DOMAIN_INFER_AND_EXPLAIN(linear)
 
 typedef struct linear_job {
     const float *x, *bias;      /* x (m, k); bias (n) or NULL */
@@ -89,23 +98,30 @@ kiln_status kiln_linear_run(const kiln_node *node, const kiln_tensor *const *in,
 
 /* ---- Embed(W [V, D], I i32/i64 [...]) -> Y f32 [..., D] ---- */
 
-kiln_status kiln_embed_infer(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
-                             size_t *scratch_size)
+static kiln_status embed_check(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
+                               size_t *scratch_size, char *why, size_t why_size)
 {
     (void)scratch_size;
-    if (node->n_inputs != 2 || !out[0] || !in[1]) return KILN_ERROR_INVALID_ARGUMENT;
+    if (node->n_inputs != 2 || !out[0] || !in[1])
+        return kiln_reject(KILN_ERROR_INVALID_ARGUMENT, why, why_size, "expected inputs W, I and output Y");
     const kiln_tensor *w = in[0], *ids = in[1];
     size_t row_size;
-    kiln_status st = kiln_domain_check_weight(w, &row_size);
+    kiln_status st = kiln_domain_check_weight(w, &row_size, why, why_size);
     if (st != KILN_OK) return st;
-    if (ids->dtype != KILN_DTYPE_I32 && ids->dtype != KILN_DTYPE_I64) return KILN_ERROR_DTYPE_MISMATCH;
-    if (ids->rank + 1 > KILN_MAX_RANK) return KILN_ERROR_SHAPE_MISMATCH;
+    if (ids->dtype != KILN_DTYPE_I32 && ids->dtype != KILN_DTYPE_I64)
+        return kiln_reject(KILN_ERROR_DTYPE_MISMATCH, why, why_size, "I is %s, expected i32 or i64",
+                           kiln_dtype_name(ids->dtype));
+    if (ids->rank + 1 > KILN_MAX_RANK)
+        return kiln_reject(KILN_ERROR_SHAPE_MISMATCH, why, why_size, "I has rank %u: Y would have more than %d dims",
+                           ids->rank, KILN_MAX_RANK);
     int64_t shape[KILN_MAX_RANK];
     memcpy(shape, ids->shape, ids->rank * sizeof shape[0]);
     shape[ids->rank] = w->shape[1];
     kiln_tensor_set_shape(out[0], KILN_DTYPE_F32, ids->rank + 1, shape);
     return KILN_OK;
 }
+
+KILN_DOMAIN_INFER_AND_EXPLAIN(embed)
 
 kiln_status kiln_embed_run(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
                            kiln_kernel_ctx *ctx)
