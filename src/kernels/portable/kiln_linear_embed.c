@@ -2,10 +2,12 @@
  * ops that read weight matrices stored as F32, F16, BF16 or ggml blocks (Q8_0, Q4_0, Q4_K, Q6_K).
  *
  * Layer: kernels/portable (kiln domain; registered in kiln_domain.c). Semantics: docs/llm.md
- * "kiln ops". Linear walks each weight row once, a chunk of whole blocks at a time: the chunk is
- * decoded into a small buffer on the stack and dotted with the same columns of every X row, the
- * partial sums accumulating in Y itself. So a weight is read once per call whatever the number
- * of X rows, needs no scratch, and output columns split over the threads with no shared state.
+ * "kiln ops". Linear walks each weight row once, a chunk of whole blocks at a time: the chunks of
+ * 8 rows are decoded into a small buffer on the stack (8 KiB) and dotted with the same columns of
+ * every X row, the partial sums accumulating in Y itself. So a weight is read once per call
+ * whatever the number of X rows, each X chunk once per 8 outputs, no scratch is needed, and
+ * output columns split over the threads with no shared state. An output's sum is the same
+ * sequence of chunk dots whatever the grouping or split, so its bits never depend on threads.
  */
 #include <string.h>
 
@@ -15,6 +17,7 @@
 #include "kernels/portable/quant/quant_rows.h"
 
 #define LINEAR_CHUNK 256 /* elements decoded at once: one Q4_K/Q6_K super-block, 8 Q8_0/Q4_0 blocks */
+#define LINEAR_GROUP 8    /* weight rows decoded side by side, so each X chunk is read once per 8 outputs */
 #define LINEAR_GRAIN ((int64_t)1 << 16)
 
 /* ---- Linear(X [..., K], W [N, K] [, B f32 [N]]) -> Y f32 [..., N] ---- */
@@ -60,16 +63,20 @@ typedef struct linear_job {
 static void linear_columns(const void *arg, int64_t lo, int64_t hi)
 {
     const linear_job *j = arg;
-    float w[LINEAR_CHUNK];
-    for (int64_t col = lo; col < hi; col++) {
-        float init = j->bias ? j->bias[col] : 0.0f;
-        for (int64_t r = 0; r < j->m; r++) j->y[r * j->n + col] = init;
-        const uint8_t *src = j->w + (size_t)col * j->row_size;
-        for (int64_t k0 = 0; k0 < j->k; k0 += j->chunk, src += j->chunk_bytes) {
+    float w[LINEAR_GROUP][LINEAR_CHUNK];
+    for (int64_t c0 = lo; c0 < hi; c0 += LINEAR_GROUP) {
+        int64_t group = hi - c0 < LINEAR_GROUP ? hi - c0 : LINEAR_GROUP;
+        for (int64_t r = 0; r < j->m; r++)
+            for (int64_t g = 0; g < group; g++) j->y[r * j->n + c0 + g] = j->bias ? j->bias[c0 + g] : 0.0f;
+        for (int64_t k0 = 0, chunk = 0; k0 < j->k; k0 += j->chunk, chunk++) {
             int64_t len = j->k - k0 < j->chunk ? j->k - k0 : j->chunk;
-            kiln_dequantize_row(j->dtype, src, w, len); /* cannot fail: infer checked dtype and K */
+            for (int64_t g = 0; g < group; g++) /* cannot fail: infer checked dtype and K */
+                kiln_dequantize_row(j->dtype, j->w + (size_t)(c0 + g) * j->row_size + (size_t)chunk * j->chunk_bytes,
+                                    w[g], len);
             for (int64_t r = 0; r < j->m; r++) {
-                j->y[r * j->n + col] += kiln_domain_dot(j->x + r * j->k + k0, w, len);
+                const float *x = j->x + r * j->k + k0;
+                float *y = j->y + r * j->n + c0;
+                for (int64_t g = 0; g < group; g++) y[g] += kiln_domain_dot(x, w[g], len);
             }
         }
     }
