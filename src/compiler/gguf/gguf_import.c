@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "compiler/gguf/gguf_llm.h"
+#include "core/alloc.h"
 #include "core/check.h"
+#include "format/gguf/gguf_writer.h"
 
 /* The default lengths (docs/llm.md): the cache holds the trained context up to this many rows,
    a prefill call this many tokens. */
@@ -57,20 +59,18 @@ static kiln_status method_lengths(kiln_ir_graph *g, const kiln_import_options *o
     return KILN_OK;
 }
 
-/* ---- program metadata "llm.gguf" -------------------------------------------------------------
- * INTEGRATOR: kiln_gguf_metadata_blob and kiln_ir_graph_add_metadata are helper meta's (branch
- * meta); until both are merged this stores nothing. With them it is:
- *     void *blob; size_t size;
- *     KILN_TRY(kiln_gguf_metadata_blob(gguf, g->allocator, &blob, &size));
- *     kiln_status st = kiln_ir_graph_add_metadata(g, "llm.gguf", blob, size);
- *     kiln_free(g->allocator, blob);
- *     return st;
- */
+/* The program metadata "llm.gguf": the file's key/values as a GGUF of no tensors, from which
+   the runner builds its vocabulary and reads the hyperparameters (docs/llm.md). Both methods
+   attach the same bytes, which compile.c stores once. */
 static kiln_status store_metadata(kiln_ir_graph *g, const kiln_gguf *gguf)
 {
-    (void)g;
-    (void)gguf;
-    return KILN_OK;
+    void *blob = NULL;
+    size_t size = 0;
+    kiln_status st = kiln_gguf_metadata_blob(gguf, g->allocator, &blob, &size);
+    if (st != KILN_OK) return kiln_ir_fail(g, st, "GGUF LLM: writing the metadata blob failed: %s", kiln_status_str(st));
+    st = kiln_ir_graph_add_metadata(g, KILN_GGUF_METADATA_KEY, blob, size);
+    kiln_free(g->allocator, blob);
+    return st;
 }
 
 static kiln_status import_gguf(kiln_ir_graph *g, const kiln_import_source *src, const kiln_import_options *opt)

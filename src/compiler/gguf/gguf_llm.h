@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "compiler/gguf/gguf_reader.h"
+#include "format/gguf/gguf_reader.h"
 #include "compiler/ir.h"
 #include "compiler/strmap.h"
 
