@@ -33,7 +33,7 @@ for tool in cmake cc c++ tar xz; do
     command -v $tool >/dev/null 2>&1 || { echo "build_llama_quantize: $tool not found" >&2; exit 1; }
 done
 
-echo "build_llama_quantize: building llama-quantize into $cache (one time, several minutes)" >&2
+echo "build_llama_quantize: building llama-quantize into $cache (once, about 6 minutes on 2 cores; cached)" >&2
 rm -rf "$cache/lcpp" "$stamp"
 tar -xJf "$tarball" -C "$cache"
 log=$cache/llama-quantize-build.log

@@ -30,8 +30,8 @@ enum { EXIT_USAGE = 2, EXIT_MODEL = 4 };
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: kiln_ref_llama logits MODEL.gguf --tokens a,b,c [--out F.npy]\n"
-                    "       kiln_ref_llama greedy MODEL.gguf --tokens a,b,c -n N\n");
+    fprintf(stderr, "usage: kiln_ref_llama logits MODEL.gguf --tokens a,b,c [--out F.npy] | "
+                    "greedy MODEL.gguf --tokens a,b,c -n N\n");
     return EXIT_USAGE;
 }
 
