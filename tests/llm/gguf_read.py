@@ -48,7 +48,9 @@ def _decode(raw, ggml_type, count):
     raise ValueError(f"gguf_read: tensor type {ggml_type} not supported")
 
 
-def read(path):
+def read_header(path):
+    """The metadata dict and the tensor infos (name, dims fastest-first, ggml type, offset) of a
+    GGUF file, whatever its tensor types, with the file's bytes and the data section's start."""
     data = open(path, "rb").read()
     c = _Cursor(data)
     if data[:4] != gw.GGUF_MAGIC:
@@ -65,7 +67,11 @@ def read(path):
         dims = [c.take("<Q") for _ in range(c.take("<I"))]
         infos.append((name, dims, c.take("<I"), c.take("<Q")))
     alignment = meta.get("general.alignment", 32)
-    base = c.pos + (-c.pos) % alignment
+    return meta, infos, data, c.pos + (-c.pos) % alignment
+
+
+def read(path):
+    meta, infos, data, base = read_header(path)
     tensors = {}
     for name, dims, ggml_type, offset in infos:
         count = int(np.prod(dims))
