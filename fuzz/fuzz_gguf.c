@@ -1,4 +1,4 @@
-/* fuzz_gguf.c — libFuzzer target for the GGUF reader (src/compiler/gguf/gguf_reader.h).
+/* fuzz_gguf.c — libFuzzer target for the GGUF reader (src/format/gguf/gguf_reader.h).
  *
  * Layer: fuzz. Arbitrary bytes (copied to an exact-size buffer, so ASan sees any overread) go to
  * kiln_gguf_open. An accepted file is then walked the way an importer would: every key's value
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/gguf/gguf_reader.h"
+#include "format/gguf/gguf_reader.h"
 #include "fuzz_common.h"
 #include "llm/gguf/vocab_gguf.h"
 

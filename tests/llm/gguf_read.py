@@ -1,5 +1,5 @@
 """A minimal GGUF reader for the files tests/llm/gguf_write.py writes (trusted input: no
-validation beyond the magic; kiln's own reader is src/compiler/gguf/). Returns the metadata
+validation beyond the magic; kiln's own reader is src/format/gguf/). Returns the metadata
 as a dict and the tensors as f32 numpy arrays in row-major (torch) shape."""
 import struct
 

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "compiler/gguf/gguf_reader.h"
+#include "format/gguf/gguf_reader.h"
 #include "core/alloc.h"
 #include "gguf_builder.h"
 #include "llm/gguf/vocab_gguf.h"

@@ -1,4 +1,4 @@
-/* test_gguf_reader.c — the GGUF reader (src/compiler/gguf): valid version 2 and 3 files with
+/* test_gguf_reader.c — the GGUF reader (src/format/gguf): valid version 2 and 3 files with
  * every metadata type, nested arrays and every supported tensor type read back exactly; one
  * refusal per validation rule (docs/llm.md), each naming its byte offset; every truncation of a
  * valid file refused; every allocation failure survived without a leak.
@@ -6,7 +6,7 @@
 #include <dirent.h>
 #include <inttypes.h>
 
-#include "compiler/gguf/gguf_reader.h"
+#include "format/gguf/gguf_reader.h"
 #include "gguf_builder.h"
 #include "unit_expect.h"
 

@@ -1,5 +1,5 @@
 /* vocab_gguf.c — see vocab_gguf.h. Layer: llm (GGUF loader). Depends on core, the tokenizer
- * core and compiler/gguf. Builds a kiln_vocab_spec pointing into the GGUF bytes (texts) and
+ * core and format/gguf. Builds a kiln_vocab_spec pointing into the GGUF bytes (texts) and
  * into two temporary arrays (scores and types, which the file does not align), then lets
  * kiln_vocab_create copy it.
  */

@@ -15,7 +15,7 @@
 #ifndef KILN_LLM_VOCAB_GGUF_H
 #define KILN_LLM_VOCAB_GGUF_H
 
-#include "compiler/gguf/gguf_reader.h"
+#include "format/gguf/gguf_reader.h"
 #include "llm/tokenizer.h"
 
 /* Returns KILN_OK or

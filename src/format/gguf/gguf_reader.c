@@ -1,6 +1,6 @@
 /* gguf_reader.c — parsing and validating a GGUF file into a kiln_gguf view (gguf_reader.h).
  *
- * Layer: compiler (src/compiler/gguf). Depends on core. Every read goes through a cursor that
+ * Layer: format (src/format/gguf). Depends on core. Every read goes through a cursor that
  * checks the bytes are there; counts read from the file are compared with the bytes left (each
  * element takes at least a known number of bytes) before anything is allocated for them, so a
  * file claiming 2^60 keys is refused, not allocated for. All the view's memory is one arena.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/gguf/gguf_internal.h"
+#include "format/gguf/gguf_internal.h"
 #include "core/alloc.h"
 #include "core/check.h"
 #include "core/diag.h"

@@ -1,12 +1,12 @@
 /* gguf_types.c — names and sizes of GGUF metadata types and ggml tensor types.
  *
- * Layer: compiler (src/compiler/gguf). Depends on core. The ggml numbers are ggml's own (the
+ * Layer: format (src/format/gguf). Depends on core. The ggml numbers are ggml's own (the
  * file stores them); types ggml has retired keep their names so an old file is told what it
  * holds. Only the types with a layout in `supported` can be read by kiln.
  */
 #include <stdio.h>
 
-#include "compiler/gguf/gguf_reader.h"
+#include "format/gguf/gguf_reader.h"
 #include "core/diag.h"
 #include "core/text_escape.h"
 

@@ -1,6 +1,6 @@
 /* gguf_reader.h — a validating, zero-copy reader of GGUF files (versions 2 and 3).
  *
- * Layer: compiler (src/compiler/gguf). Depends on core only. The GGUF bytes are untrusted: every
+ * Layer: format (src/format/gguf). Depends on core only. The GGUF bytes are untrusted: every
  * read is bounds-checked, every size overflow-checked, every count capped by the bytes that are
  * left before anything is allocated, and a bad file gives KILN_ERROR_MODEL (exit 4 in the kiln
  * tool) with one message line naming the problem and its byte offset. The parsed view points

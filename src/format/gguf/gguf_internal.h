@@ -1,13 +1,13 @@
 /* gguf_internal.h — the kiln_gguf view's layout, shared by the reader's files only.
  *
- * Layer: compiler (src/compiler/gguf). Everything lives in `arena`; kvs and tensors are in file
+ * Layer: format (src/format/gguf). Everything lives in `arena`; kvs and tensors are in file
  * order, the two indexes hold the same entries sorted by name (memcmp order, shorter first on a
  * common prefix) for duplicate checks and binary-search lookups.
  */
 #ifndef KILN_COMPILER_GGUF_INTERNAL_H
 #define KILN_COMPILER_GGUF_INTERNAL_H
 
-#include "compiler/gguf/gguf_reader.h"
+#include "format/gguf/gguf_reader.h"
 #include "core/arena.h"
 
 #include <string.h>

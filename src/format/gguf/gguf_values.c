@@ -1,13 +1,13 @@
 /* gguf_values.c — lookups and typed getters over a parsed kiln_gguf view (gguf_reader.h).
  *
- * Layer: compiler (src/compiler/gguf). Depends on core. Values were bounds-checked when the file
+ * Layer: format (src/format/gguf). Depends on core. Values were bounds-checked when the file
  * was opened, so the getters only check types; scalars are read byte by byte because the file
  * does not align them.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "compiler/gguf/gguf_internal.h"
+#include "format/gguf/gguf_internal.h"
 #include "core/check.h"
 #include "core/diag.h"
 #include "core/text_escape.h"
