@@ -2,9 +2,9 @@
  * metadata, one module with both methods, the layout check, the cache and buffers.
  *
  * Layer: llm runner. Depends on the public runtime API (kiln.h), core's allocator and
- * diagnostics, the tokenizer and its GGUF loader (llm/gguf/vocab_gguf.h, which brings the GGUF
- * reader). The order of the checks is the order of the messages a user sees for a program that
- * is not an LLM program: no metadata first, then no methods, then their layout.
+ * diagnostics, and the tokenizer (the vocabulary comes from llm_vocab_program.c). The order of
+ * the checks is the order of the messages a user sees for a program that is not an LLM
+ * program: no metadata first, then no methods, then their layout.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,15 +12,9 @@
 
 #include "core/alloc.h"
 #include "core/check.h"
-#include "llm/gguf/vocab_gguf.h"
 #include "llm/runner/llm_internal.h"
 #include "llm/runner/llm_layout.h"
-
-#define LLM_METADATA_KEY "llm.gguf"
-
-/* Until branch meta adds it to kiln.h (llm_metadata_bridge.c). */
-KILN_API kiln_status kiln_program_metadata_get(const kiln_program *program, const char *key, const void **data,
-                                               size_t *size);
+#include "llm/runner/llm_vocab_program.h"
 
 double llm_now(void)
 {
@@ -41,30 +35,6 @@ static bool program_has_method(const kiln_program *program, const char *name)
     for (size_t i = 0; i < kiln_program_method_count(program); i++)
         if (strcmp(kiln_program_method_name(program, i), name) == 0) return true;
     return false;
-}
-
-/* The vocabulary from the GGUF bytes of the program's metadata. */
-static kiln_status open_vocab(kiln_llm *llm, kiln_program *program, kiln_diag *d)
-{
-    const void *bytes = NULL;
-    size_t size = 0;
-    kiln_status st = kiln_program_metadata_get(program, LLM_METADATA_KEY, &bytes, &size);
-    if (st == KILN_ERROR_NOT_FOUND)
-        return kiln_diag_fail(d, KILN_ERROR_MODEL,
-                              "not an LLM program (kiln compile MODEL.gguf makes one): it has no metadata '"
-                              LLM_METADATA_KEY "' (the vocabulary)");
-    if (st != KILN_OK) return kiln_diag_fail(d, st, "reading the program's metadata failed: %s", kiln_status_str(st));
-    kiln_gguf *gguf = NULL;
-    char why[KILN_GGUF_MESSAGE_SIZE];
-    st = kiln_gguf_open(bytes, size, llm->allocator, &gguf, why, sizeof why);
-    if (st != KILN_OK)
-        return kiln_diag_fail(d, st == KILN_ERROR_OUT_OF_MEMORY ? st : KILN_ERROR_MODEL,
-                              "the program's metadata '" LLM_METADATA_KEY "' is not a valid GGUF file: %s", why);
-    char vocab_why[512];
-    st = kiln_vocab_from_gguf(gguf, llm->allocator, &llm->vocab, vocab_why, sizeof vocab_why);
-    kiln_gguf_destroy(gguf);
-    if (st != KILN_OK) return kiln_diag_fail(d, st, "the program's vocabulary: %s", vocab_why);
-    return KILN_OK;
 }
 
 static kiln_status load_methods(kiln_llm *llm, kiln_program *program, const kiln_llm_options *options, kiln_diag *d)
@@ -132,7 +102,7 @@ kiln_status kiln_llm_create(kiln_program *program, const kiln_llm_options *optio
     if (!llm) return kiln_diag_fail(&d, KILN_ERROR_OUT_OF_MEMORY, "out of memory");
     llm->allocator = a;
     kiln_status st;
-    KILN_TRY_GOTO(st, open_vocab(llm, program, &d));
+    KILN_TRY_GOTO(st, llm_vocab_from_program(program, a, &llm->vocab, &d));
     KILN_TRY_GOTO(st, load_methods(llm, program, options, &d));
     llm_layout lay;
     KILN_TRY_GOTO(st, llm_layout_read(llm->prefill, llm->decode, &lay, &d));
