@@ -1,4 +1,4 @@
-/* cmd_compile.c — `kiln compile`: ONNX models -> a .kiln program (or shard programs and their
+/* cmd_compile.c — `kiln compile`: ONNX models or a GGUF LLM -> a .kiln program (or shard programs and their
  * manifest). Layer: tools. Options become a kiln_compile_options; the compiler checks the spec,
  * refuses an output that is one of the models, and writes atomically (include/kiln/compiler.h). */
 #include <stdio.h>
@@ -14,11 +14,14 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: kiln compile (MODEL.onnx | --method NAME=MODEL.onnx ...) -o OUT.kiln [options]\n"
+            "usage: kiln compile (MODEL.onnx | MODEL.gguf | --method NAME=MODEL.onnx ...) -o OUT.kiln\n"
+            "                    [options]\n"
             "\n"
-            "Compiles models into a kiln program; each model's format (ONNX) is found from its bytes,\n"
-            "not its name. A single positional model becomes the method\n"
-            "'forward'; --method adds named methods (e.g. prefill and decode) to one program.\n"
+            "Compiles models into a kiln program; each model's format (ONNX, GGUF) is found from its\n"
+            "bytes, not its name. A single positional model becomes the method 'forward';\n"
+            "--method adds named methods (e.g. prefill and decode) to one program. A single GGUF\n"
+            "LLM (architecture llama or qwen2) becomes the two methods 'prefill' and 'decode',\n"
+            "compiled with weight sharing (docs/llm.md).\n"
             "\n"
             "options:\n"
             "  -o, --output FILE           program to write (required); written atomically, through\n"
@@ -50,6 +53,9 @@ static void usage(FILE *f)
             "                              short-lived intermediates in a region sized to the\n"
             "                              targets' last-level cache, most recently freed block\n"
             "                              reused first (docs/slc.md); same results\n"
+            "  --context N                 GGUF LLM: KV-cache rows (default: the model's\n"
+            "                              context_length, at most 2048)\n"
+            "  --prefill N                 GGUF LLM: tokens per prefill call (default: min(128, context))\n"
             "  --shards N                  split the model into N programs that run in sequence, cut\n"
             "                              where the weight bytes balance; -o names the manifest,\n"
             "                              shard i goes to OUT-minus-extension-shard<i>.kiln, and\n"
@@ -90,7 +96,7 @@ int cmd_compile(int argc, char **argv)
     size_t n_methods = 0, n_shapes = 0, n_targets = 0, n_precisions = 0;
     const char *out = NULL, *positional = NULL;
     int no_delegate = 0, slc = 0, weight_sharing = 0, no_strassen = 0;
-    long shards = 0;
+    long shards = 0, context = 0, prefill = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -135,6 +141,11 @@ int cmd_compile(int argc, char **argv)
                 cli_error("--shards wants a number of shards 1..1024, got '%s'", argv[i]);
                 return KILN_EXIT_USAGE;
             }
+        } else if ((strcmp(a, "--context") == 0 || strcmp(a, "--prefill") == 0) && has_value) {
+            if (!cli_parse_int(argv[++i], 1, 1L << 20, a[2] == 'c' ? &context : &prefill)) {
+                cli_error("%s wants a length 1..1048576, got '%s'", a, argv[i]);
+                return KILN_EXIT_USAGE;
+            }
         } else if (strcmp(a, "--slc") == 0) {
             slc = 1;
         } else if (strcmp(a, "--no-strassen") == 0) {
@@ -167,7 +178,8 @@ int cmd_compile(int argc, char **argv)
     kiln_compile_options opt = {.struct_size = sizeof opt, .input_shapes = shapes, .n_input_shapes = n_shapes,
                                 .no_delegate = no_delegate, .targets = n_targets ? targets : NULL,
                                 .n_targets = n_targets, .slc = slc, .no_strassen = no_strassen, .precisions = n_precisions ? precisions : NULL,
-                                .n_precisions = n_precisions, .weight_sharing = weight_sharing};
+                                .n_precisions = n_precisions, .weight_sharing = weight_sharing,
+                                .llm_context = context, .llm_prefill = prefill};
     if (shards) return compile_shards(&opt, methods, n_methods, out, (size_t)shards);
     char message[1024];
     double t0 = cli_now();
@@ -178,7 +190,8 @@ int cmd_compile(int argc, char **argv)
     }
     struct stat sb;
     long long size = stat(out, &sb) == 0 ? (long long)sb.st_size : -1;
-    printf("compiled %zu method%s into %s (%lld bytes) in %.1f ms\n", n_methods, n_methods == 1 ? "" : "s", out, size,
+    /* A GGUF LLM given as one model is two methods (prefill, decode): the program says how many. */
+    printf("compiled %s into %s (%lld bytes) in %.1f ms\n", positional ? positional : "the methods", out, size,
            1e3 * (cli_now() - t0));
     return KILN_EXIT_OK;
 }

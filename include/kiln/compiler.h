@@ -2,7 +2,7 @@
  *
  * The compiler imports models, infers shapes, folds constants, plans memory and writes a
  * program file. A model's format is found from its bytes, never its file name, by the one of
- * kiln's importers most sure of them (today ONNX); bytes none recognises are KILN_ERROR_MODEL
+ * kiln's importers most sure of them (ONNX, GGUF); bytes none recognises are KILN_ERROR_MODEL
  * with a message naming how they start and the formats tried. It is not part of the embeddable runtime: it links protobuf-c.
  * Every call returns a kiln_status; on failure `message` (when non-NULL) receives one line
  * naming the problem (the op, its domain, opset and node for unsupported ops), and no output
@@ -80,6 +80,14 @@ typedef struct kiln_compile_options {
                                                with a constant B take one level of Strassen's
                                                algorithm: faster, 7/4 of that B's bytes, a larger
                                                rounding error (docs/kernels.md) */
+    int64_t llm_context;                    /* a GGUF LLM's KV-cache length C (`--context`): rows of
+                                               the methods' cache_k/cache_v inputs; 0: the model's
+                                               context_length, at most 2048 (docs/llm.md). Above
+                                               context_length or negative: KILN_ERROR_INVALID_ARGUMENT.
+                                               Ignored for other formats */
+    int64_t llm_prefill;                    /* a GGUF LLM's prefill length T (`--prefill`): tokens per
+                                               prefill call; 0: min(128, C). Above C or negative:
+                                               KILN_ERROR_INVALID_ARGUMENT. Ignored for other formats */
 } kiln_compile_options;
 
 /* Compile the methods into a program written at out_path (atomically: a temporary file, flushed

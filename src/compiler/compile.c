@@ -24,6 +24,7 @@
 #include "compiler/compile_spec.h"
 #include "compiler/compiler_backend.h"
 #include "compiler/emit.h"
+#include "compiler/gguf/gguf_import.h"
 #include "compiler/importer.h"
 #include "compiler/onnx/onnx_tensor.h"
 #include "compiler/output_file.h"
@@ -33,7 +34,10 @@
 #include "core/check.h"
 #include "core/cpu_features.h"
 #include "core/diag.h"
+#include "core/file_open.h"
 #include "core/text_escape.h"
+
+#include <unistd.h>
 
 static void set_message(char *message, size_t size, const char *fmt, const char *a, const char *b)
 {
@@ -64,7 +68,9 @@ static kiln_status import_method(const kiln_compile_options *opt, const kiln_all
         bytes = file;
     }
     kiln_import_source src = {bytes, size, m->model_path};
-    kiln_import_options io = {m->name, opt->input_shapes, opt->n_input_shapes, opt->input_shapes_by_position != 0};
+    kiln_import_options io = {.method = m->name, .shapes = opt->input_shapes, .n_shapes = opt->n_input_shapes,
+                              .shapes_by_position = opt->input_shapes_by_position != 0,
+                              .llm_context = opt->llm_context, .llm_prefill = opt->llm_prefill};
     st = kiln_import_model(g, &src, &io, NULL);
     kiln_free(a, file); /* the IR holds copies of everything it needs */
     if (st != KILN_OK) return st;
@@ -189,6 +195,38 @@ static kiln_status one_scratch_group(void *data, size_t size)
     return kiln_program_scratch_set_group(data, size, q.need);
 }
 
+/* Whether the method's model is a GGUF file, from its first bytes (an unreadable file is not:
+   the import reports why it cannot be read). */
+static bool model_is_gguf(const kiln_compile_method *m)
+{
+    if (!m->model_path) return m->model_data && kiln_gguf_probe(m->model_data, m->model_size) > 0;
+    int fd;
+    if (kiln_file_open_read(m->model_path, &fd, NULL, NULL) != KILN_OK) return false;
+    unsigned char head[8];
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n == (ssize_t)sizeof head && kiln_gguf_probe(head, sizeof head) > 0;
+}
+
+/* One GGUF LLM under the default method name is the program docs/llm.md lays out: its two
+   methods, prefill and decode, over the same file, compiled with weight sharing (unless
+   nothing is delegated) so both run one context binary per partition over one copy of the
+   weights. Rewrites *methods, *n and *opt to point at llm and llm_opt then. */
+static void expand_llm(const kiln_compile_options **opt, const kiln_compile_method **methods, size_t *n,
+                       kiln_compile_options *llm_opt, kiln_compile_method llm[2])
+{
+    if (!*opt || (*opt)->struct_size < sizeof(kiln_compile_options) || !*methods || *n != 1) return;
+    if (!(*methods)[0].name || strcmp((*methods)[0].name, "forward") != 0 || !model_is_gguf(&(*methods)[0])) return;
+    llm[0] = llm[1] = (*methods)[0];
+    llm[0].name = KILN_GGUF_METHOD_PREFILL;
+    llm[1].name = KILN_GGUF_METHOD_DECODE;
+    *llm_opt = **opt;
+    llm_opt->weight_sharing = !llm_opt->no_delegate;
+    *opt = llm_opt;
+    *methods = llm;
+    *n = 2;
+}
+
 kiln_status kiln_compile_memory(const kiln_compile_options *opt, const kiln_compile_method *methods, size_t n_methods,
                                 void **out_data, size_t *out_size, char *message, size_t message_size)
 {
@@ -203,6 +241,9 @@ kiln_status kiln_compile_memory_backends(const kiln_compile_options *opt, const 
     KILN_CHECK(out_data && out_size, KILN_ERROR_INVALID_ARGUMENT);
     *out_data = NULL;
     *out_size = 0;
+    kiln_compile_options llm_opt;
+    kiln_compile_method llm[2];
+    expand_llm(&opt, &methods, &n_methods, &llm_opt, llm);
     kiln_compile_spec spec;
     KILN_TRY(validate(opt, methods, n_methods, &spec, message, message_size));
     const kiln_allocator *a = opt->allocator ? opt->allocator : kiln_allocator_default();

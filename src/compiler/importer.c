@@ -10,10 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compiler/gguf/gguf_import.h"
 #include "compiler/ir.h"
 #include "compiler/onnx/onnx_import.h"
 
-static const kiln_importer *const builtin[] = {&kiln_onnx_model_importer};
+static const kiln_importer *const builtin[] = {&kiln_onnx_model_importer, &kiln_gguf_model_importer};
 
 #define N_BUILTIN (sizeof builtin / sizeof builtin[0])
 

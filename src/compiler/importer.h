@@ -1,7 +1,7 @@
 /* importer.h — the importer interface: how a model file becomes a compiler IR graph.
  *
  * Layer: compiler. Each model format kiln reads is one importer, an entry of a fixed const table
- * (importer.c; ONNX is entry 0, the GGUF importer of the next issue slots in beside it). The
+ * (importer.c; ONNX is entry 0, the GGUF LLM importer entry 1). The
  * compiler never trusts a file name: every importer probes the bytes (a magic number, or for
  * ONNX, which has none, the shape of a ModelProto's top-level fields) and the most confident one
  * imports them. Bytes no importer recognises are KILN_ERROR_MODEL with one line naming what was
@@ -14,18 +14,19 @@
  * MatMul, attention with a KV cache) are nodes of the domain KILN_DOMAIN_KILN, so they never
  * collide with an ONNX op of the same name.
  *
- * What the GGUF importer (issue 14) brings beside ONNX: a magic-number probe ("GGUF", version 2
- * or 3: KILN_IMPORTER_MAGIC); one file holding several methods, chosen by
- * kiln_import_options.method ("prefill", "decode"); its weights imported as the block-quantized
- * kiln_dtype of their GGUF type (Q8_0, Q4_0, Q4_K, Q6_K: same block bytes, docs/format.md), never
- * dequantized; and its own options (context and prefill lengths), which will travel as
- * key/value pairs the way backend options do (compiler_backend.h) once a caller has them.
+ * What the GGUF importer (src/compiler/gguf/gguf_import.h) brings beside ONNX: a magic-number
+ * probe ("GGUF", version 2 or 3: KILN_IMPORTER_MAGIC); one file holding several methods, chosen
+ * by kiln_import_options.method ("prefill", "decode"); its weights imported as the
+ * block-quantized kiln_dtype of their GGUF type (Q8_0, Q4_0, Q4_K, Q6_K: same block bytes,
+ * docs/format.md), never dequantized; and its own options, the context and prefill lengths
+ * (llm_context, llm_prefill, from kiln_compile_options).
  */
 #ifndef KILN_COMPILER_IMPORTER_H
 #define KILN_COMPILER_IMPORTER_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kiln/compiler.h"
 
@@ -48,6 +49,8 @@ typedef struct kiln_import_options {
     const kiln_input_shape *shapes; /* (n_shapes) overrides of the inputs' declared shapes */
     size_t n_shapes;
     bool shapes_by_position;        /* shapes[i] is the i-th runtime input, names ignored */
+    int64_t llm_context;            /* a GGUF LLM's KV-cache rows C; 0: its default (docs/llm.md) */
+    int64_t llm_prefill;            /* a GGUF LLM's prefill tokens T; 0: its default */
 } kiln_import_options;
 
 typedef struct kiln_importer {

@@ -84,14 +84,16 @@ static kiln_status load_model(shard_job *j)
     kiln_ir_graph_init(&j->g, j->a, j->message, j->message_size);
     j->g_live = true;
     kiln_import_source src = {bytes, size, j->method->model_path};
-    kiln_import_options io = {j->method->name, j->opt->input_shapes, j->opt->n_input_shapes,
-                              j->opt->input_shapes_by_position != 0};
-    const kiln_importer *used;
-    KILN_TRY(kiln_import_model(&j->g, &src, &io, &used));
+    kiln_import_options io = {.method = j->method->name, .shapes = j->opt->input_shapes,
+                              .n_shapes = j->opt->n_input_shapes,
+                              .shapes_by_position = j->opt->input_shapes_by_position != 0};
     /* Shards are written back as ONNX models (shard_onnx.c), so only an ONNX model can be cut;
-       a format with an importer of its own shards itself (a GGUF LLM by layers). */
-    if (used != &kiln_onnx_model_importer)
+       a format with an importer of its own shards itself (a GGUF LLM by layers). Asked before
+       the import, whose own refusals (a GGUF LLM has no method 'forward') would hide why. */
+    const kiln_importer *used = kiln_importer_pick(bytes, size);
+    if (used && used != &kiln_onnx_model_importer)
         return fail(j, KILN_ERROR_COMPILE_SPEC, "--shards cuts ONNX models only; this model is %s", used->name);
+    KILN_TRY(kiln_import_model(&j->g, &src, &io, &used));
     KILN_TRY(kiln_ir_infer_and_fold(&j->g));
     ProtobufCAllocator pa = {pb_alloc, pb_free, (void *)j->a};
     j->model = onnx__model_proto__unpack(&pa, size, bytes);

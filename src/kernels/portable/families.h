@@ -1,5 +1,6 @@
 /* families.h — the op-family tables that registry.c combines. Each is defined in the file of
- * the same name (unary.c defines kiln_kernels_unary ...) and ends with an all-zero entry.
+ * the same name (unary.c defines kiln_kernels_unary ...; kiln_domain.c the kiln domain's) and ends
+ * with an all-zero entry.
  * Layer: kernels/portable (internal). */
 #ifndef KILN_KERNELS_PORTABLE_FAMILIES_H
 #define KILN_KERNELS_PORTABLE_FAMILIES_H
@@ -17,5 +18,7 @@ extern const kiln_kernel kiln_kernels_softmax[];    /* Softmax LogSoftmax */
 extern const kiln_kernel kiln_kernels_reduce[];     /* Reduce* ArgMax ArgMin CumSum */
 extern const kiln_kernel kiln_kernels_shape[];      /* Reshape Flatten Squeeze Unsqueeze Shape Size Identity Dropout Expand Tile ConstantOfShape Range */
 extern const kiln_kernel kiln_kernels_data[];       /* Concat Split Slice Gather Transpose Pad Trilu Cast CastLike */
+/* Domain KILN_DOMAIN_KILN (kiln_domain.c): RMSNorm RoPE Attention Linear Embed */
+extern const kiln_kernel kiln_kernels_kiln_domain[];
 
 #endif

@@ -134,9 +134,10 @@ typedef struct kiln_kernel {
 
 /* The kernel for op of domain (NULL or "": the default ONNX domain) at this opset, or NULL. */
 const kiln_kernel *kiln_portable_kernel_find(const char *domain, const char *op, int opset);
-/* Every registered op name, for listings: calls fn for each kernel (the default ONNX domain's;
-   the kiln domain has no portable kernels yet). */
+/* Every registered op name, for listings: calls fn for each kernel of the default ONNX domain. */
 void kiln_portable_kernel_foreach(void (*fn)(const kiln_kernel *kernel, void *user), void *user);
+/* The same for the kernels of one domain (NULL or "": the default ONNX domain; KILN_DOMAIN_KILN). */
+void kiln_portable_kernel_foreach_in(const char *domain, void (*fn)(const kiln_kernel *kernel, void *user), void *user);
 /* The index of the first block-quantized input (kiln_dtype_is_quantized) of a node of the
    default ONNX domain, or -1. The ONNX kernels address elements, which a block-quantized tensor
    has no bytes of their own for, so compiler and runtime refuse such a node before any kernel

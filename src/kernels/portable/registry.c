@@ -18,8 +18,10 @@ static const kiln_kernel *const families[] = {
     kiln_kernels_reduce, kiln_kernels_shape, kiln_kernels_data,
 };
 
-/* The family tables of each domain. Every table above is the default ONNX domain's; kiln's own
-   ops (KILN_DOMAIN_KILN) get a row of their own when their first portable kernel lands. */
+/* kiln's own ops (KILN_DOMAIN_KILN). */
+static const kiln_kernel *const kiln_families[] = {kiln_kernels_kiln_domain};
+
+/* The family tables of each domain: `families` above are the default ONNX domain's. */
 typedef struct domain_families {
     const char *domain;                 /* NULL: the default ONNX domain */
     const kiln_kernel *const *families; /* (n_families) */
@@ -28,6 +30,7 @@ typedef struct domain_families {
 
 static const domain_families domains[] = {
     {NULL, families, sizeof families / sizeof families[0]},
+    {KILN_DOMAIN_KILN, kiln_families, sizeof kiln_families / sizeof kiln_families[0]},
 };
 
 bool kiln_domain_equal(const char *a, const char *b)
@@ -51,10 +54,18 @@ const kiln_kernel *kiln_portable_kernel_find(const char *domain, const char *op,
     return best;
 }
 
+void kiln_portable_kernel_foreach_in(const char *domain, void (*fn)(const kiln_kernel *kernel, void *user), void *user)
+{
+    for (size_t d = 0; d < sizeof domains / sizeof domains[0]; d++) {
+        if (!kiln_domain_equal(domains[d].domain, domain)) continue;
+        for (size_t f = 0; f < domains[d].n_families; f++)
+            for (const kiln_kernel *k = domains[d].families[f]; k->op; k++) fn(k, user);
+    }
+}
+
 void kiln_portable_kernel_foreach(void (*fn)(const kiln_kernel *kernel, void *user), void *user)
 {
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-        for (const kiln_kernel *k = families[f]; k->op; k++) fn(k, user);
+    kiln_portable_kernel_foreach_in(NULL, fn, user);
 }
 
 int kiln_kernel_quantized_input(const kiln_node *node, const kiln_tensor *const *in)
