@@ -1,5 +1,5 @@
 /* cmd_inspect.c — `kiln inspect`: what a program file holds (methods, I/O, ops, memory plan,
- * segments, delegate calls) and what each delegate payload (context binary) holds — for the
+ * segments, metadata keys and sizes, delegate calls) and what each delegate payload (context binary) holds — for the
  * `cpu` backend its signature (checked against the contents), compile spec, records, graphs,
  * weight and scratch sizes — as text or --json. Reads the program through the validating
  * format reader and prints each payload through the compile-time backend its DELEGATE names
@@ -23,13 +23,14 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kiln inspect PROGRAM.kiln [--json]\n"
             "\n"
-            "Describes a program: format version, segments (deduplicated constant data), and per\n"
-            "method its inputs, outputs, instruction count, op histogram, planned activation arena\n"
-            "and scratch sizes, and its delegate calls. For each context binary of the cpu backend:\n"
-            "signature (checked against the contents), compile spec, weight bytes, and per record\n"
-            "its target, required CPU features, register tile, cache sizes, its bytes, the bytes it\n"
-            "shares with other records and what it added to the binary (bytes and percent over the\n"
-            "records listed before it), and per graph its steps, inputs, outputs and scratch size.\n"
+            "Describes a program: format version, segments (deduplicated constant data), metadata\n"
+            "keys with the byte size of each value, and per method its inputs, outputs, instruction\n"
+            "count, op histogram, planned activation arena and scratch sizes, and its delegate calls.\n"
+            "For each context binary of the cpu backend: signature (checked against the contents),\n"
+            "compile spec, weight bytes, and per record its target, required CPU features, register\n"
+            "tile, cache sizes, its bytes, the bytes it shares with other records and what it added\n"
+            "to the binary (bytes and percent over the records listed before it), and per graph its\n"
+            "steps, inputs, outputs and scratch size.\n"
             "Invalid binaries are reported as such. Exit status 4 when a context binary is invalid or a\n"
             "signature or hash does not match the contents (kiln verify checks files without the\n"
             "description).\n"
@@ -92,11 +93,38 @@ static void print_io(const kiln_program_view *v, const kiln_fmt_method *m, bool 
     }
 }
 
+static bool holds_metadata(const kiln_program_view *v, uint64_t segment)
+{
+    for (uint64_t k = 0; k < v->n_metadata; k++)
+        if (v->metadata[k].segment == segment) return true;
+    return false;
+}
+
+/* Bytes of the segments constants and payloads use; a metadata value's segment is listed with
+   the metadata instead (one whose bytes equal a constant's, shared, is counted there too). */
 static uint64_t const_bytes(const kiln_program_view *v)
 {
     uint64_t total = 0;
-    for (uint64_t i = 0; i < v->n_segments; i++) total += v->segments[i].size;
+    for (uint64_t i = 0; i < v->n_segments; i++)
+        if (!holds_metadata(v, i)) total += v->segments[i].size;
     return total;
+}
+
+/* The program metadata (format version 2): each key and the byte size of its value. */
+static void print_metadata(const kiln_program_view *v, bool json)
+{
+    for (uint64_t k = 0; k < v->n_metadata; k++) {
+        const char *key = kiln_view_string(v, v->metadata[k].key);
+        unsigned long long size = (unsigned long long)v->segments[v->metadata[k].segment].size;
+        if (json) {
+            printf("%s{\"key\": ", k ? ", " : "");
+            cli_json_string(key);
+            printf(", \"size\": %llu}", size);
+        } else {
+            char name[KILN_ESCAPED_NAME_SIZE];
+            printf("  metadata '%s': %llu bytes\n", cli_esc(name, key), size);
+        }
+    }
 }
 
 /* One delegate payload, printed by its compile-time backend (kiln_payload_print). */
@@ -134,8 +162,9 @@ static void print_text(const cli_program_file *f, const char *path)
     char name[KILN_ESCAPED_NAME_SIZE];
     printf("program %s\n", cli_esc(name, path));
     printf("  format version %u, %llu bytes, %llu segments (%llu bytes of constants, each stored once)\n",
-           KILN_FORMAT_VERSION, (unsigned long long)v->size, (unsigned long long)v->n_segments,
+           v->version, (unsigned long long)v->size, (unsigned long long)v->n_segments,
            (unsigned long long)const_bytes(v));
+    print_metadata(v, false);
     for (uint64_t i = 0; i < v->n_methods; i++) {
         const kiln_fmt_method *m = &v->methods[i];
         printf("  method '%s': %u instructions, arena %llu bytes, scratch %llu bytes\n", cli_esc(name, kiln_view_string(v, m->name)),
@@ -155,9 +184,11 @@ static void print_text(const cli_program_file *f, const char *path)
 static void print_json(const cli_program_file *f)
 {
     const kiln_program_view *v = &f->view;
-    printf("{\"format_version\": %u, \"file_size\": %llu, \"segments\": %llu, \"constant_bytes\": %llu, \"methods\": [",
-           KILN_FORMAT_VERSION, (unsigned long long)v->size, (unsigned long long)v->n_segments,
+    printf("{\"format_version\": %u, \"file_size\": %llu, \"segments\": %llu, \"constant_bytes\": %llu, \"metadata\": [",
+           v->version, (unsigned long long)v->size, (unsigned long long)v->n_segments,
            (unsigned long long)const_bytes(v));
+    print_metadata(v, true);
+    printf("], \"methods\": [");
     for (uint64_t i = 0; i < v->n_methods; i++) {
         const kiln_fmt_method *m = &v->methods[i];
         printf("%s{\"name\": ", i ? ", " : "");

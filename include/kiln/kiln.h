@@ -188,8 +188,9 @@ typedef struct kiln_module_options {
  *
  * Program files changed after open. The file stays mapped and its weights are read in place;
  * everything kiln interprets — the program's method, value, instruction, attribute and string
- * tables, each context binary's records, graphs, tensors and steps, and every constant whose bytes
- * decide a shape or an index (non-floating-point constants and any constant up to 4 KB) — is
+ * tables and its metadata values, each context binary's records, graphs, tensors and steps, and
+ * every constant whose bytes decide a shape or an index (non-floating-point constants and any
+ * constant up to 4 KB) — is
  * copied into kiln's own memory when it is validated (at open, or at the load that first uses a
  * context binary). What is guaranteed:
  *  - a change to the file can at worst change the numbers of the weights kiln reads from it,
@@ -208,8 +209,8 @@ typedef struct kiln_module_options {
  * maps it read-only and validates every table, count, offset and size in it.
  * Returns KILN_ERROR_INVALID_ARGUMENT (NULL path/out), KILN_ERROR_IO (cannot open/map, not a
  * regular file), KILN_ERROR_FORMAT (truncated, corrupt or foreign file), KILN_ERROR_VERSION
- * (newer format), KILN_ERROR_OUT_OF_MEMORY. The program keeps the file descriptor open until it
- * is freed. */
+ * (a format version this runtime does not read: it reads versions 1 and 2),
+ * KILN_ERROR_OUT_OF_MEMORY. The program keeps the file descriptor open until it is freed. */
 KILN_API kiln_status kiln_program_open(const char *path, kiln_program **out);
 /* As kiln_program_open over caller memory; data must be 8-byte aligned (64 for best use) and
  * must outlive the program. The tables are copied as for a file; weights are read in place. */
@@ -222,6 +223,22 @@ KILN_API void        kiln_program_close(kiln_program *program);
  * handle. */
 KILN_API size_t      kiln_program_method_count(const kiln_program *program);
 KILN_API const char *kiln_program_method_name(const kiln_program *program, size_t i);
+
+/* Program metadata: named byte strings a program carries for its users (program format version
+ * 2, docs/format.md; "llm.gguf" holds the GGUF key/values of an LLM program, docs/llm.md).
+ * Keys are non-empty, unique and listed in bytewise (strcmp) order; a version 1 program has none.
+ * kiln_program_metadata_count gives their number (0 for a stale handle);
+ * kiln_program_metadata_key the key at index i (NULL when i is out of range or the handle is
+ * stale). kiln_program_metadata_get sets *data and *size to key's value and returns KILN_OK, or
+ * KILN_ERROR_NOT_FOUND (no such key), KILN_ERROR_INVALID_ARGUMENT (NULL argument),
+ * KILN_ERROR_STALE_HANDLE (closed program); on failure *data is NULL and *size 0 (when they are
+ * not NULL). The values are copied into kiln's memory at open, 64-byte aligned, so they do not
+ * change with the file; keys and values stay valid as long as the program is (until
+ * kiln_program_close and its last module's destruction), and are read-only. */
+KILN_API size_t      kiln_program_metadata_count(const kiln_program *program);
+KILN_API const char *kiln_program_metadata_key(const kiln_program *program, size_t i);
+KILN_API kiln_status kiln_program_metadata_get(const kiln_program *program, const char *key, const void **data,
+                                               size_t *size);
 
 /* ---- Modules: one loaded instance of a program. options may be NULL (all defaults). --------
  * Returns KILN_ERROR_INVALID_ARGUMENT (NULL program/out, struct_size too small or options

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compiler/compile_metadata.h"
 #include "compiler/compile_spec.h"
 #include "compiler/compiler_backend.h"
 #include "compiler/emit.h"
@@ -262,6 +263,7 @@ kiln_status kiln_compile_memory_backends(const kiln_compile_options *opt, const 
         n_graphs++;
         KILN_TRY_GOTO(st, import_method(opt, a, &methods[i], message, message_size, &graphs[i]));
     }
+    KILN_TRY_GOTO(st, kiln_compile_metadata_union(graphs, methods, n_methods, b, message, message_size));
     KILN_TRY_GOTO(st, delegate_methods(&spec, runs, n_runs, methods, n_methods, graphs));
     for (size_t i = 0; i < n_methods; i++) KILN_TRY_GOTO(st, emit_method(&graphs[i], methods[i].name, b));
     st = kiln_program_builder_finish(b, out_data, out_size);

@@ -66,6 +66,21 @@ kiln_status kiln_ir_value_add(kiln_ir_graph *g, const char *name, int32_t *out)
     return KILN_OK;
 }
 
+kiln_status kiln_ir_graph_add_metadata(kiln_ir_graph *g, const char *key, const void *data, size_t size)
+{
+    KILN_CHECK(key && key[0] && (data || size == 0), KILN_ERROR_INVALID_ARGUMENT);
+    for (size_t i = 0; i < g->n_metadata; i++) KILN_CHECK(strcmp(g->metadata[i].key, key) != 0, KILN_ERROR_INVALID_ARGUMENT);
+    KILN_CHECK(grow(&g->arena, (void **)&g->metadata, &g->cap_metadata, g->n_metadata, sizeof *g->metadata),
+               KILN_ERROR_OUT_OF_MEMORY);
+    kiln_ir_metadata *m = &g->metadata[g->n_metadata];
+    m->key = kiln_arena_strdup(&g->arena, key);
+    m->data = kiln_arena_memdup(&g->arena, size ? data : "", size ? size : 1, 64);
+    m->size = size;
+    KILN_CHECK(m->key && m->data, KILN_ERROR_OUT_OF_MEMORY);
+    g->n_metadata++;
+    return KILN_OK;
+}
+
 kiln_status kiln_ir_node_add(kiln_ir_graph *g, size_t n_inputs, size_t n_outputs, int32_t *out)
 {
     KILN_CHECK(g->n_nodes < INT32_MAX, KILN_ERROR_LIMIT);

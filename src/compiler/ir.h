@@ -49,6 +49,13 @@ typedef struct kiln_ir_owned {
     struct kiln_ir_owned *next;
 } kiln_ir_owned;
 
+/* A program metadata entry the graph's importer attached (key -> bytes, both in the arena). */
+typedef struct kiln_ir_metadata {
+    const char *key;
+    const void *data;
+    size_t size;
+} kiln_ir_metadata;
+
 typedef struct kiln_ir_graph {
     kiln_arena arena;
     const kiln_allocator *allocator;
@@ -61,6 +68,8 @@ typedef struct kiln_ir_graph {
     int32_t *outputs;       /* (n_outputs) value indices of the graph outputs, in model order */
     size_t n_outputs;
     int opset;
+    kiln_ir_metadata *metadata; /* (n_metadata) in the order added; the program gets the union over its methods */
+    size_t n_metadata, cap_metadata;
     kiln_diag diag;         /* where kiln_ir_fail writes: the caller's buffer (core/diag.h) */
     kiln_ir_owned *owned;   /* freed with `allocator` by kiln_ir_graph_deinit */
 } kiln_ir_graph;
@@ -70,6 +79,11 @@ void kiln_ir_graph_deinit(kiln_ir_graph *g);
 /* Append a value/node; index through *out. KILN_ERROR_OUT_OF_MEMORY. */
 kiln_status kiln_ir_value_add(kiln_ir_graph *g, const char *name, int32_t *out);
 kiln_status kiln_ir_node_add(kiln_ir_graph *g, size_t n_inputs, size_t n_outputs, int32_t *out);
+/* Attach program metadata: key (non-empty) -> size bytes at data, both copied into the arena.
+ * compile.c writes the union over a program's methods (docs/format.md, METADATA).
+ * KILN_ERROR_INVALID_ARGUMENT (NULL or empty key, NULL data with a nonzero size, key already
+ * attached to this graph), KILN_ERROR_OUT_OF_MEMORY. */
+kiln_status kiln_ir_graph_add_metadata(kiln_ir_graph *g, const char *key, const void *data, size_t size);
 /* Hand ptr (allocated from g->allocator) to the graph, which frees it at deinit. On failure
  * (KILN_ERROR_OUT_OF_MEMORY) ptr is freed at once, so the caller never frees it. */
 kiln_status kiln_ir_graph_adopt(kiln_ir_graph *g, void *ptr);

@@ -1,4 +1,4 @@
-/* program_format.h — the on-disk layout of a kiln program file (.kiln), version 1.
+/* program_format.h — the on-disk layout of a kiln program file (.kiln), version 2.
  *
  * Layer: format. Depends on core. docs/format.md is the prose spec of these structs; change
  * one only together with the other and with KILN_FORMAT_VERSION.
@@ -10,7 +10,7 @@
  *   ...    sections, each an array of fixed-size little-endian records or a byte blob:
  *          STRINGS (NUL-terminated strings, referenced by byte offset), I64 and I32 pools
  *          (shapes, attribute lists, instruction arguments), SEGMENTS (descriptors),
- *          METHODS, VALUES, INSTRS, ATTRS
+ *          METHODS, VALUES, INSTRS, ATTRS, and (version 2, optional) METADATA
  *   ...    segment data (weights, folded constants, delegate payloads), 64-byte aligned,
  *          each distinct content stored once (deduplicated by hash and bytes at write time)
  *
@@ -22,7 +22,8 @@
 #include <stdint.h>
 
 #define KILN_FORMAT_MAGIC "KILNPROG"
-#define KILN_FORMAT_VERSION 1u
+#define KILN_FORMAT_VERSION 2u      /* what writers write */
+#define KILN_FORMAT_VERSION_MIN 1u  /* oldest version readers read: version 1 is version 2 without METADATA */
 #define KILN_FORMAT_ALIGN 64u
 #define KILN_FMT_NONE UINT32_MAX /* "no reference" in u32 reference fields */
 
@@ -46,8 +47,9 @@ typedef enum kiln_fmt_section_kind {
     KILN_SECTION_VALUES = 6,
     KILN_SECTION_INSTRS = 7,
     KILN_SECTION_ATTRS = 8,
+    KILN_SECTION_METADATA = 9, /* version 2; optional */
 } kiln_fmt_section_kind;
-#define KILN_SECTION_KIND_MAX 8
+#define KILN_SECTION_KIND_MAX 9
 
 typedef struct kiln_fmt_section {
     uint32_t kind;
@@ -137,5 +139,14 @@ typedef struct kiln_fmt_attr {
     uint64_t ref;              /* INTS: I64 index; FLOATS: I32 index (float bits); STRING(S): string
                                   offset; TENSOR: segment index, shape at I64 index `count` */
 } kiln_fmt_attr;               /* 32 bytes */
+
+/* Program metadata (version 2): a named byte blob the program carries for its users (the GGUF
+   key/values an LLM runner needs, "llm.gguf"). The bytes are a segment, so they are 64-byte
+   aligned and stored once however many keys hold them. Records are sorted by key, strictly
+   ascending in bytewise (strcmp) order, which makes keys unique and lookups a binary search. */
+typedef struct kiln_fmt_metadata {
+    uint32_t key;              /* string offset; a non-empty string */
+    uint32_t segment;          /* segment index: the value's bytes are the whole segment */
+} kiln_fmt_metadata;           /* 8 bytes */
 
 #endif

@@ -24,6 +24,7 @@ static const uint32_t elem_sizes[KILN_SECTION_KIND_MAX + 1] = {
     [KILN_SECTION_VALUES] = sizeof(kiln_fmt_value),
     [KILN_SECTION_INSTRS] = sizeof(kiln_fmt_instr),
     [KILN_SECTION_ATTRS] = sizeof(kiln_fmt_attr),
+    [KILN_SECTION_METADATA] = sizeof(kiln_fmt_metadata),
 };
 
 static kiln_status read_sections(kiln_program_view *v, const kiln_fmt_header *h)
@@ -36,7 +37,9 @@ static kiln_status read_sections(kiln_program_view *v, const kiln_fmt_header *h)
     unsigned seen = 0;
     for (uint32_t i = 0; i < h->n_sections; i++) {
         const kiln_fmt_section *s = &sections[i];
-        FMT_CHECK(s->kind >= 1 && s->kind <= KILN_SECTION_KIND_MAX && !(seen & (1u << s->kind)));
+        /* Version 1 knew kinds 1-8 only. */
+        uint32_t max_kind = h->version == 1 ? KILN_SECTION_ATTRS : KILN_SECTION_KIND_MAX;
+        FMT_CHECK(s->kind >= 1 && s->kind <= max_kind && !(seen & (1u << s->kind)));
         seen |= 1u << s->kind;
         FMT_CHECK(s->elem_size == elem_sizes[s->kind]);
         uint64_t bytes;
@@ -52,11 +55,12 @@ static kiln_status read_sections(kiln_program_view *v, const kiln_fmt_header *h)
         case KILN_SECTION_VALUES: v->values = p; v->n_values = s->count; break;
         case KILN_SECTION_INSTRS: v->instrs = p; v->n_instrs = s->count; break;
         case KILN_SECTION_ATTRS: v->attrs = p; v->n_attrs = s->count; break;
+        case KILN_SECTION_METADATA: v->metadata = p; v->n_metadata = s->count; break;
         }
     }
-    /* Every table must be present (possibly empty), and strings must end with a NUL so that
-       any in-range offset names a terminated string. */
-    FMT_CHECK(seen == 0x1FEu);
+    /* Every table but METADATA must be present (possibly empty), and strings must end with a
+       NUL so that any in-range offset names a terminated string. */
+    FMT_CHECK((seen & ~(1u << KILN_SECTION_METADATA)) == 0x1FEu);
     FMT_CHECK(v->n_strings > 0 && v->strings[v->n_strings - 1] == '\0');
     FMT_CHECK(v->n_values < INT32_MAX && v->n_instrs < UINT32_MAX && v->n_attrs < UINT32_MAX);
     return KILN_OK;
@@ -69,6 +73,19 @@ static kiln_status check_segments(const kiln_program_view *v)
     for (uint64_t i = 0; i < v->n_segments; i++) {
         const kiln_fmt_segment *s = &v->segments[i];
         FMT_CHECK(s->offset % KILN_FORMAT_ALIGN == 0 && kiln_range_ok(s->offset, s->size, v->size));
+    }
+    return KILN_OK;
+}
+
+/* Keys name non-empty strings in strictly ascending order (so each is unique); values are whole
+   segments, which check_segments proved to lie in the file. */
+static kiln_status check_metadata(const kiln_program_view *v)
+{
+    FMT_CHECK(v->n_metadata < UINT32_MAX);
+    for (uint64_t i = 0; i < v->n_metadata; i++) {
+        const kiln_fmt_metadata *m = &v->metadata[i];
+        FMT_CHECK(m->key < v->n_strings && v->strings[m->key] != '\0' && m->segment < v->n_segments);
+        if (i > 0) FMT_CHECK(strcmp(v->strings + v->metadata[i - 1].key, v->strings + m->key) < 0);
     }
     return KILN_OK;
 }
@@ -176,10 +193,12 @@ static kiln_status view_init(kiln_program_view *v, const void *tables, size_t ta
     FMT_CHECK(tables_size >= sizeof(kiln_fmt_header) && tables_size <= size);
     const kiln_fmt_header *h = tables;
     FMT_CHECK(memcmp(h->magic, KILN_FORMAT_MAGIC, 8) == 0);
-    KILN_CHECK(h->version == KILN_FORMAT_VERSION, KILN_ERROR_VERSION);
+    KILN_CHECK(h->version >= KILN_FORMAT_VERSION_MIN && h->version <= KILN_FORMAT_VERSION, KILN_ERROR_VERSION);
     FMT_CHECK(h->flags == 0 && h->file_size == size);
+    v->version = h->version;
     KILN_TRY(read_sections(v, h));
     KILN_TRY(check_segments(v));
+    KILN_TRY(check_metadata(v));
     for (uint64_t i = 0; i < v->n_attrs; i++) KILN_TRY(check_attr(v, &v->attrs[i]));
     for (uint64_t i = 0; i < v->n_methods; i++) KILN_TRY(check_method(v, &v->methods[i]));
     return KILN_OK;
@@ -199,7 +218,8 @@ static kiln_status tables_extent(const uint8_t *data, size_t size, size_t *out)
     kiln_fmt_header h;
     memcpy(&h, data, sizeof h);
     FMT_CHECK(memcmp(h.magic, KILN_FORMAT_MAGIC, 8) == 0);
-    KILN_CHECK(h.version == KILN_FORMAT_VERSION, KILN_ERROR_VERSION); /* the layout below is version 1's */
+    /* the header and section table below are laid out alike in versions 1 and 2 */
+    KILN_CHECK(h.version >= KILN_FORMAT_VERSION_MIN && h.version <= KILN_FORMAT_VERSION, KILN_ERROR_VERSION);
     uint64_t end = sizeof h, table_size;
     FMT_CHECK(h.n_sections <= 64 && kiln_mul_u64(h.n_sections, sizeof(kiln_fmt_section), &table_size) &&
               kiln_range_ok(h.sections_offset, table_size, size));
@@ -235,4 +255,17 @@ kiln_status kiln_program_view_init_copy(kiln_program_view *v, const void *data, 
     }
     *tables_out = tables;
     return KILN_OK;
+}
+
+int64_t kiln_view_metadata_find(const kiln_program_view *v, const char *key)
+{
+    uint64_t lo = 0, hi = v->n_metadata;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int order = strcmp(key, v->strings + v->metadata[mid].key);
+        if (order == 0) return (int64_t)mid;
+        if (order < 0) hi = mid;
+        else lo = mid + 1;
+    }
+    return -1;
 }

@@ -22,6 +22,7 @@
 #include "kiln/kiln.h"
 
 typedef struct kiln_program_view {
+    uint32_t version;                 /* the file's format version (KILN_FORMAT_VERSION_MIN..KILN_FORMAT_VERSION) */
     const uint8_t *base;              /* the file: segment data is read from here */
     uint64_t size;
     const uint8_t *tables;            /* the file's first tables_size bytes, or a copy of them */
@@ -42,9 +43,12 @@ typedef struct kiln_program_view {
     uint64_t n_instrs;
     const kiln_fmt_attr *attrs;       /* (n_attrs) */
     uint64_t n_attrs;
+    const kiln_fmt_metadata *metadata; /* (n_metadata) sorted by key; none in a version 1 file */
+    uint64_t n_metadata;
 } kiln_program_view;
 
-/* KILN_ERROR_FORMAT (truncated, corrupt, foreign), KILN_ERROR_VERSION (other format version),
+/* KILN_ERROR_FORMAT (truncated, corrupt, foreign), KILN_ERROR_VERSION (a format version outside
+ * KILN_FORMAT_VERSION_MIN..KILN_FORMAT_VERSION),
  * KILN_ERROR_INVALID_ARGUMENT (NULL or misaligned data: it must be 8-byte aligned). */
 kiln_status kiln_program_view_init(kiln_program_view *view, const void *data, size_t size);
 
@@ -61,5 +65,8 @@ static inline const void *kiln_view_segment_data(const kiln_program_view *v, uin
 {
     return v->base + v->segments[segment].offset;
 }
+
+/* The index of the metadata record whose key is key, or -1 (binary search over the sorted keys). */
+int64_t kiln_view_metadata_find(const kiln_program_view *v, const char *key);
 
 #endif

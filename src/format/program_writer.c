@@ -19,6 +19,7 @@ typedef struct segment_ref {
 struct kiln_program_builder {
     const kiln_allocator *allocator;
     kiln_buf strings, i64, i32, segments, methods, values, instrs, attrs;
+    kiln_buf metadata; /* kiln_fmt_metadata records, kept sorted by key */
     /* string dedup: open addressing over offsets into `strings` (UINT32_MAX = empty) */
     uint32_t *string_slots;
     size_t n_string_slots, n_strings;
@@ -30,7 +31,8 @@ kiln_status kiln_program_builder_create(const kiln_allocator *allocator, kiln_pr
     kiln_program_builder *b = KILN_NEW(allocator, kiln_program_builder);
     KILN_CHECK(b, KILN_ERROR_OUT_OF_MEMORY);
     b->allocator = allocator;
-    kiln_buf *bufs[] = {&b->strings, &b->i64, &b->i32, &b->segments, &b->methods, &b->values, &b->instrs, &b->attrs};
+    kiln_buf *bufs[] = {&b->strings, &b->i64, &b->i32, &b->segments, &b->methods, &b->values, &b->instrs, &b->attrs,
+                        &b->metadata};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) kiln_buf_init(bufs[i], allocator);
     /* offset 0 is the empty string, so a zeroed reference is always valid */
     uint32_t empty;
@@ -46,7 +48,8 @@ kiln_status kiln_program_builder_create(const kiln_allocator *allocator, kiln_pr
 void kiln_program_builder_destroy(kiln_program_builder *b)
 {
     if (!b) return;
-    kiln_buf *bufs[] = {&b->strings, &b->i64, &b->i32, &b->segments, &b->methods, &b->values, &b->instrs, &b->attrs};
+    kiln_buf *bufs[] = {&b->strings, &b->i64, &b->i32, &b->segments, &b->methods, &b->values, &b->instrs, &b->attrs,
+                        &b->metadata};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) kiln_buf_deinit(bufs[i]);
     kiln_free(b->allocator, b->string_slots);
     kiln_free(b->allocator, b);
@@ -164,6 +167,28 @@ kiln_status kiln_program_builder_method(kiln_program_builder *b, const kiln_fmt_
     return append_record(&b->methods, m, sizeof *m, out);
 }
 
+kiln_status kiln_program_builder_add_metadata(kiln_program_builder *b, const char *key, const void *data, size_t size)
+{
+    KILN_CHECK(key && key[0] && (data || size == 0), KILN_ERROR_INVALID_ARGUMENT);
+    /* Insertion keeps the records in the order the reader requires (a program holds a handful
+       of keys, so the quadratic worst case does not matter). */
+    kiln_fmt_metadata *recs = (kiln_fmt_metadata *)b->metadata.data;
+    size_t n = b->metadata.size / sizeof *recs, at = 0;
+    for (; at < n; at++) {
+        int order = strcmp(key, (const char *)b->strings.data + recs[at].key);
+        KILN_CHECK(order != 0, KILN_ERROR_INVALID_ARGUMENT);
+        if (order < 0) break;
+    }
+    kiln_fmt_metadata rec;
+    KILN_TRY(kiln_program_builder_string(b, key, strlen(key), &rec.key));
+    KILN_TRY(kiln_program_builder_segment(b, data, size, &rec.segment));
+    KILN_TRY(append_record(&b->metadata, &rec, sizeof rec, NULL));
+    recs = (kiln_fmt_metadata *)b->metadata.data;
+    memmove(&recs[at + 1], &recs[at], (n - at) * sizeof *recs);
+    recs[at] = rec;
+    return KILN_OK;
+}
+
 uint32_t kiln_program_builder_n_values(const kiln_program_builder *b) { return (uint32_t)(b->values.size / sizeof(kiln_fmt_value)); }
 uint32_t kiln_program_builder_n_instrs(const kiln_program_builder *b) { return (uint32_t)(b->instrs.size / sizeof(kiln_fmt_instr)); }
 uint32_t kiln_program_builder_n_attrs(const kiln_program_builder *b) { return (uint32_t)(b->attrs.size / sizeof(kiln_fmt_attr)); }
@@ -181,22 +206,25 @@ kiln_status kiln_program_builder_finish(kiln_program_builder *b, void **out_data
         {&b->values, KILN_SECTION_VALUES, sizeof(kiln_fmt_value)},
         {&b->instrs, KILN_SECTION_INSTRS, sizeof(kiln_fmt_instr)},
         {&b->attrs, KILN_SECTION_ATTRS, sizeof(kiln_fmt_attr)},
+        {&b->metadata, KILN_SECTION_METADATA, sizeof(kiln_fmt_metadata)},
     };
     enum { N_TABLES = sizeof tables / sizeof tables[0] };
+    /* METADATA is optional: a program without any is laid out exactly as version 1 laid it out. */
+    size_t n_tables = b->metadata.size ? N_TABLES : N_TABLES - 1;
     const segment_ref *refs = (const segment_ref *)b->segments.data;
     size_t n_segments = b->segments.size / sizeof *refs;
 
     kiln_buf out;
     kiln_buf_init(&out, b->allocator);
-    kiln_fmt_header header = {.version = KILN_FORMAT_VERSION, .n_sections = N_TABLES};
+    kiln_fmt_header header = {.version = KILN_FORMAT_VERSION, .n_sections = (uint32_t)n_tables};
     memcpy(header.magic, KILN_FORMAT_MAGIC, 8);
     header.sections_offset = sizeof header;
     kiln_fmt_section sections[N_TABLES] = {0};
     KILN_CHECK_GOTO(kiln_buf_append(&out, &header, sizeof header) &&
-                        kiln_buf_append(&out, sections, sizeof sections), *out_size, 0);
+                        kiln_buf_append(&out, sections, n_tables * sizeof sections[0]), *out_size, 0);
     /* Lay out the tables; the segment descriptor table is written after the data offsets are known. */
     size_t seg_table_offset = 0;
-    for (size_t t = 0; t < N_TABLES; t++) {
+    for (size_t t = 0; t < n_tables; t++) {
         KILN_CHECK_GOTO(kiln_buf_pad(&out, KILN_FORMAT_ALIGN), *out_size, 0);
         sections[t].kind = tables[t].kind;
         sections[t].elem_size = tables[t].elem;
@@ -221,7 +249,7 @@ kiln_status kiln_program_builder_finish(kiln_program_builder *b, void **out_data
     KILN_CHECK_GOTO(kiln_buf_pad(&out, KILN_FORMAT_ALIGN), *out_size, 0);
     header.file_size = out.size;
     memcpy(out.data, &header, sizeof header);
-    memcpy(out.data + sizeof header, sections, sizeof sections);
+    memcpy(out.data + sizeof header, sections, n_tables * sizeof sections[0]);
     *out_data = kiln_buf_release(&out, out_size);
     return KILN_OK;
 fail:

@@ -27,6 +27,13 @@ kiln_status kiln_program_builder_value(kiln_program_builder *b, const kiln_fmt_v
 kiln_status kiln_program_builder_attr(kiln_program_builder *b, const kiln_fmt_attr *a, uint32_t *out);
 kiln_status kiln_program_builder_instr(kiln_program_builder *b, const kiln_fmt_instr *in, uint32_t *out);
 kiln_status kiln_program_builder_method(kiln_program_builder *b, const kiln_fmt_method *m, uint32_t *out);
+/* Program metadata (format version 2): the value of key is the size bytes at data, stored as a
+ * segment (64-byte aligned, shared with any equal segment) and, like any segment's bytes,
+ * referenced until kiln_program_builder_finish returns. The file lists keys sorted, whatever
+ * the order of the calls. KILN_ERROR_INVALID_ARGUMENT: NULL or empty key, NULL data with a
+ * nonzero size, or a key already added (the caller decides what two values for one key mean);
+ * also KILN_ERROR_OUT_OF_MEMORY, KILN_ERROR_LIMIT. */
+kiln_status kiln_program_builder_add_metadata(kiln_program_builder *b, const char *key, const void *data, size_t size);
 /* Current record counts, for method ranges. */
 uint32_t kiln_program_builder_n_values(const kiln_program_builder *b);
 uint32_t kiln_program_builder_n_instrs(const kiln_program_builder *b);

@@ -27,6 +27,7 @@ static void program_free(kiln_program_obj *p)
     const kiln_allocator *a = kiln_allocator_default();
     if (p->mapping) munmap(p->mapping, p->mapping_size);
     if (p->fd >= 0) close(p->fd);
+    kiln_program_free_metadata(p);
     kiln_free(a, p->tables);
     kiln_free(a, p->path);
     kiln_free(a, p);
@@ -58,6 +59,7 @@ static kiln_status program_create(const void *data, size_t size, void *mapping, 
         KILN_CHECK_GOTO(p->path, status, KILN_ERROR_OUT_OF_MEMORY);
     }
     KILN_TRY_GOTO(status, kiln_program_view_init_copy(&p->view, data, size, a, &p->tables));
+    KILN_TRY_GOTO(status, kiln_program_copy_metadata(p));
     KILN_TRY_GOTO(status, kiln_handle_add(KILN_HANDLE_PROGRAM, p, &p->handle));
     *out = (kiln_program *)p->handle;
     return KILN_OK;

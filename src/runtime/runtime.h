@@ -36,6 +36,11 @@ typedef struct kiln_program_obj {
     uintptr_t handle;       /* the caller's handle */
     kiln_program_view view;
     void *tables;           /* private copy of the file's tables (default allocator) */
+    /* Private copy of every metadata value (program_metadata.c), made at open so that what a
+       caller parses cannot change under it when the file does: value i is the
+       view.segments[view.metadata[i].segment].size bytes at metadata_values + metadata_offsets[i]. */
+    uint8_t *metadata_values;
+    uint64_t *metadata_offsets;
     void *mapping;          /* mmap'd file, or NULL for kiln_program_open_memory */
     size_t mapping_size;
     /* The file as it was at open (kiln_program_open only; fd -1 otherwise): the descriptor
@@ -46,6 +51,11 @@ typedef struct kiln_program_obj {
     struct timespec file_mtime;
     char *path;             /* for messages */
 } kiln_program_obj;
+
+/* Copies the validated view's metadata values into p (program_metadata.c); freed by
+   kiln_program_free_metadata. KILN_ERROR_OUT_OF_MEMORY. */
+kiln_status kiln_program_copy_metadata(kiln_program_obj *p);
+void kiln_program_free_metadata(kiln_program_obj *p);
 
 typedef struct kiln_method_state kiln_method_state;
 typedef struct kiln_module_obj kiln_module_obj;
