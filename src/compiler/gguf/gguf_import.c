@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "compiler/gguf/gguf_llm.h"
+#include "core/alloc.h"
 #include "core/check.h"
+#include "format/gguf/gguf_writer.h"
 
 /* The default lengths (docs/llm.md): the cache holds the trained context up to this many rows,
    a prefill call this many tokens. */
@@ -58,19 +60,16 @@ static kiln_status method_lengths(kiln_ir_graph *g, const kiln_import_options *o
 }
 
 /* ---- program metadata "llm.gguf" -------------------------------------------------------------
- * INTEGRATOR: kiln_gguf_metadata_blob and kiln_ir_graph_add_metadata are helper meta's (branch
- * meta); until both are merged this stores nothing. With them it is:
- *     void *blob; size_t size;
- *     KILN_TRY(kiln_gguf_metadata_blob(gguf, g->allocator, &blob, &size));
- *     kiln_status st = kiln_ir_graph_add_metadata(g, "llm.gguf", blob, size);
- *     kiln_free(g->allocator, blob);
- *     return st;
- */
+ * Every key/value of the source file (tokenizer.*, general.*, <arch>.*) as a GGUF file of no
+ * tensors: the runner builds its vocabulary from it (docs/llm.md). */
 static kiln_status store_metadata(kiln_ir_graph *g, const kiln_gguf *gguf)
 {
-    (void)g;
-    (void)gguf;
-    return KILN_OK;
+    void *blob;
+    size_t size;
+    KILN_TRY(kiln_gguf_metadata_blob(gguf, g->allocator, &blob, &size));
+    kiln_status st = kiln_ir_graph_add_metadata(g, "llm.gguf", blob, size);
+    kiln_free(g->allocator, blob);
+    return st;
 }
 
 static kiln_status import_gguf(kiln_ir_graph *g, const kiln_import_source *src, const kiln_import_options *opt)

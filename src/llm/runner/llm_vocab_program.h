@@ -12,10 +12,6 @@
 
 #define KILN_LLM_METADATA_KEY "llm.gguf"
 
-/* Until branch meta adds it to kiln.h (llm_metadata_bridge.c). */
-KILN_API kiln_status kiln_program_metadata_get(const kiln_program *program, const char *key, const void **data,
-                                               size_t *size);
-
 /* *out from the program's "llm.gguf" (allocator: NULL for the default; must outlive it).
  * KILN_ERROR_MODEL (no such metadata: not an LLM program; or not a valid GGUF file), the
  * statuses of kiln_vocab_from_gguf and of kiln_program_metadata_get (a stale program), with one
