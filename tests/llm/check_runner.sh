@@ -99,7 +99,10 @@ PY
     # --logits: f32 [positions, vocab], row i the logits after tokens 0..i of its chunk, equal to
     # llama.cpp's teacher-forced logits of the text (one chunk here). The oracle is given one
     # token more: the last row node-llama-cpp's controlledEvaluate returns differs from what the
-    # same position gives when it is not last (by 0.35 here), so it is not compared.
+    # same position gives when it is not last (by 0.35 here), so it is not compared. Tolerance
+    # 5e-3 on logits up to 16: llama.cpp keeps its KV cache in f16 (node-llama-cpp's default),
+    # whose rounding (2^-11 relative) reaches the logits as about 1e-3 (2.0e-3 measured); a wrong
+    # mask, position or cache row moves them by 0.1 and more.
     model="$models/fortunes-llama-f32.gguf"
     head -c 300 "$models/test.txt" > "$tmp/head.txt"
     "$kiln" perplexity "$model" --file "$tmp/head.txt" --logits "$tmp/logits.npy" --json > "$tmp/kiln.json"
@@ -115,7 +118,7 @@ assert len(theirs) == len(ours) + 1
 n = len(ours)
 d = float(np.max(np.abs(ours[:n] - theirs[:n])))
 print(f"--logits: {ours.shape}, max |kiln - llama.cpp| over {n} rows {d:.2e}")
-if not d < 1e-3:
+if not d < 5e-3:
     print("FAIL: --logits differ from llama.cpp's"); sys.exit(1)
 PY
     ;;
