@@ -1,6 +1,7 @@
 /* cmd_generate.c — `kiln generate MODEL -p TEXT [...]`: streams the generated text to stdout,
  * then one summary line to stderr (or, with --json, one JSON object on stdout instead of both).
- * Layer: tools. Public API: kiln/llm.h over the model llm_model.h opens. */
+ * The prompt is printed first. Layer: tools. Public API: kiln/llm.h over the model llm_model.h
+ * opens. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kiln generate MODEL(.gguf|.kiln) -p TEXT [options]\n"
             "\n"
-            "Generates text after the prompt and streams it to stdout, then prints one line to\n"
+            "Prints the prompt and streams the text generated after it to stdout, then one line to\n"
             "stderr: load time, prompt tokens and their speed, generated tokens and theirs, peak RSS\n"
             "and why generation stopped. A GGUF model is compiled in memory first.\n"
             "\n"
@@ -203,6 +204,10 @@ int cmd_generate(int argc, char **argv)
                                        .context_shift = g.context_shift,
                                        .n_keep = prompt[0] == kiln_llm_bos(m.llm) ? 1 : 0,
                                        .on_token = on_token, .user = &out};
+        if (!g.json) { /* the prompt first, so the text reads as one (as llama.cpp's cli shows it) */
+            fputs(g.prompt, stdout);
+            fflush(stdout);
+        }
         st = kiln_llm_generate(m.llm, prompt, n_prompt, &o);
     }
     if (st != KILN_OK || out.oom) {
