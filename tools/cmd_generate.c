@@ -222,6 +222,7 @@ int cmd_generate(int argc, char **argv)
         print_json(&out, &s, m.load_ms);
     } else {
         printf("\n");
+        fflush(stdout); /* the text before the summary line, also when both go to one file */
         fprintf(stderr,
                 "load %.1f ms%s, prompt %zu tokens at %.1f tok/s, generated %zu tokens at %.1f tok/s, "
                 "peak RSS %.1f MB, stopped: %s\n",

@@ -39,7 +39,7 @@ static kiln_status check_value(const kiln_method *m, const char *method, const v
     char have[160] = "?", want[64];
     if (st == KILN_OK) kiln_format_shape(&t, have, sizeof have);
     if (rank == 1) snprintf(want, sizeof want, "%s [%lld]", kiln_dtype_name(w->dtype), (long long)w->d0);
-    else snprintf(want, sizeof want, "%s [%lld, %lld]", kiln_dtype_name(w->dtype), (long long)w->d0, (long long)w->d1);
+    else snprintf(want, sizeof want, "%s [%lld,%lld]", kiln_dtype_name(w->dtype), (long long)w->d0, (long long)w->d1);
     return kiln_diag_fail_escaping(d, KILN_ERROR_MODEL, "%s: method '%s' %s %zu is '%s' %s, expected '%s' %s",
                                    NOT_LLM, method, w->what, w->index, name ? name : "?", have, w->name, want);
 }
