@@ -1,15 +1,15 @@
 /* llm_sample.c — the sampler: repetition penalty, greedy, top-k, top-p, min-p, temperature
  * and the draw (the order and rules are stated in kiln/llm.h).
  *
- * Layer: llm runner. Depends on core's allocator only. Each sampler holds its own generator
- * state (splitmix64: one 64-bit word, a full period of 2^64, and well-mixed outputs even from
- * seeds 0, 1, 2 ...), so samplers never share randomness and nothing is global.
+ * Layer: llm runner. Depends on core's allocator and generator only. Each sampler holds its own
+ * generator state (core/splitmix.h), so samplers never share randomness and nothing is global.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/splitmix.h"
 #include "llm/runner/llm_sample.h"
 
 typedef struct candidate {
@@ -36,18 +36,10 @@ void kiln_llm_sampling_default(kiln_llm_sampling *out)
                                .min_p = 0.05f, .repeat_penalty = 1.0f, .repeat_last_n = 64, .seed = 0};
 }
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [0, 1) from the top 53 bits. */
 static double uniform01(uint64_t *state)
 {
-    return (double)(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
+    return (double)(kiln_splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 kiln_status kiln_llm_sampler_create(const kiln_llm_sampling *params, size_t n_vocab, const kiln_allocator *allocator,
