@@ -5,8 +5,9 @@
  * opens gets a module, and every method is loaded, fed zero-filled inputs of its declared
  * shapes, executed twice (the second run frees the first run's dynamic buffers) and every
  * output byte is read, so an output view that points outside its buffer is caught by ASan.
- * Invariants checked beyond "no crash": statuses come from KILN_STATUS_MAP, a stale handle is
- * reported as such, and the module allocator has nothing live after kiln_module_destroy.
+ * Every metadata value is read in full. Invariants checked beyond "no crash": statuses come
+ * from KILN_STATUS_MAP, every metadata key reads back, a stale handle is reported as such, and
+ * the module allocator has nothing live after kiln_module_destroy.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -96,8 +97,33 @@ static void run_method(kiln_module *m, const char *name)
     }
 }
 
+/* Every metadata key is found by kiln_program_metadata_get (keys are unique) and every value
+   byte is read, so a value pointing outside its copy is caught by ASan. */
+static void read_metadata(kiln_program *p)
+{
+    size_t n = kiln_program_metadata_count(p);
+    for (size_t i = 0; i < n; i++) {
+        const char *key = kiln_program_metadata_key(p, i);
+        const void *data;
+        size_t size;
+        if (!key || !key[0] || kiln_program_metadata_get(p, key, &data, &size) != KILN_OK) {
+            fprintf(stderr, "fuzz: metadata key %zu of %zu cannot be read back\n", i, n);
+            abort();
+        }
+        const volatile uint8_t *b = data;
+        uint8_t sum = 0;
+        for (size_t k = 0; k < size; k++) sum ^= b[k];
+        (void)sum;
+    }
+    if (kiln_program_metadata_key(p, n) != NULL) {
+        fprintf(stderr, "fuzz: a metadata key past the count\n");
+        abort();
+    }
+}
+
 static void exercise_program(kiln_program *p)
 {
+    read_metadata(p);
     fuzz_budget budget;
     kiln_allocator a = fuzz_budget_allocator(&budget, PROGRAM_BUDGET);
     kiln_module_options opt = {sizeof opt, &a, NULL, 1, NULL};

@@ -94,6 +94,13 @@ static kiln_status load_model(shard_job *j)
     if (used && used != &kiln_onnx_model_importer)
         return fail(j, KILN_ERROR_COMPILE_SPEC, "--shards cuts ONNX models only; this model is %s", used->name);
     KILN_TRY(kiln_import_model(&j->g, &src, &io, &used));
+    /* Each shard is compiled from its ONNX model alone, which cannot carry the graph's program
+       metadata; the ONNX importer attaches none, so this only guards a future one that does. */
+    if (j->g.n_metadata) {
+        char key[KILN_ESCAPED_NAME_SIZE];
+        return fail(j, KILN_ERROR_NOT_SUPPORTED, "--shards: the model carries program metadata ('%s'), which shards "
+                    "do not carry", kiln_text_escape(key, sizeof key, j->g.metadata[0].key, (size_t)-1));
+    }
     KILN_TRY(kiln_ir_infer_and_fold(&j->g));
     ProtobufCAllocator pa = {pb_alloc, pb_free, (void *)j->a};
     j->model = onnx__model_proto__unpack(&pa, size, bytes);

@@ -4,8 +4,8 @@
  * order, the two indexes hold the same entries sorted by name (memcmp order, shorter first on a
  * common prefix) for duplicate checks and binary-search lookups.
  */
-#ifndef KILN_COMPILER_GGUF_INTERNAL_H
-#define KILN_COMPILER_GGUF_INTERNAL_H
+#ifndef KILN_FORMAT_GGUF_INTERNAL_H
+#define KILN_FORMAT_GGUF_INTERNAL_H
 
 #include "format/gguf/gguf_reader.h"
 #include "core/arena.h"

@@ -18,8 +18,8 @@
  * A string is a u64 length and that many bytes (no NUL); an array is a u32 element type, a u64
  * count and the elements (arrays may nest).
  */
-#ifndef KILN_COMPILER_GGUF_READER_H
-#define KILN_COMPILER_GGUF_READER_H
+#ifndef KILN_FORMAT_GGUF_READER_H
+#define KILN_FORMAT_GGUF_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -165,4 +165,4 @@ kiln_status kiln_ggml_type_layout(uint32_t ggml_type, uint32_t *block_size, uint
    KILN_ERROR_NOT_SUPPORTED as kiln_ggml_type_layout, naming the tensor. */
 kiln_status kiln_gguf_tensor_size(const kiln_gguf_tensor *t, uint64_t *size, char *message, size_t message_size);
 
-#endif /* KILN_COMPILER_GGUF_READER_H */
+#endif /* KILN_FORMAT_GGUF_READER_H */

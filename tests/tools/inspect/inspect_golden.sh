@@ -3,8 +3,9 @@
 # and the --target check print for fixed program files, compared byte for byte with expected/
 # (README.md): committed programs (programs/: a plain one, two records, two methods sharing
 # weights, slc, portable, two shards, a changed weight, a broken context binary) and the
-# format's golden files (tests/golden/*.kiln). Each case's stdout, stderr and exit status are
-# one expected file. Only what does not depend on this machine is compared: every program is
+# format's golden files (tests/golden/*.kiln), and the program fuzz seed with metadata
+# (fuzz/corpus/program/metadata_v2.kiln: format version 2, four keys, no methods). Each case's
+# stdout, stderr and exit status are one expected file. Only what does not depend on this machine is compared: every program is
 # inspected, but only those with a record every x86-64 CPU runs are verified (verify loads them).
 #
 # usage: inspect_golden.sh BUILD_DIR [--write]   (--write: record the outputs as expected/)
@@ -20,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 golden=$here/../../golden
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp "$here"/programs/*.kiln "$golden"/*.kiln "$work"/
+cp "$here"/programs/*.kiln "$golden"/*.kiln "$here"/../../../fuzz/corpus/program/metadata_v2.kiln "$work"/
 cd "$work" || exit 2
 
 failed=0
@@ -42,6 +43,8 @@ for p in $(cd "$here/programs" && ls *.kiln) $(cd "$golden" && ls *.kiln); do
     check "$p.inspect" inspect "$p"
     check "$p.inspect.json" inspect --json "$p"
 done
+check metadata_v2.kiln.inspect inspect metadata_v2.kiln
+check metadata_v2.kiln.inspect.json inspect --json metadata_v2.kiln
 for p in $(cd "$here/programs" && ls *.kiln) linear_cpu_generic_v1.kiln linear_cpu_generic_v2.kiln \
          add_cpu_generic_v1.kiln relu_portable_v1.kiln; do
     check "$p.verify" verify "$p"
