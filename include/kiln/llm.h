@@ -178,7 +178,8 @@ KILN_API const char *kiln_llm_stop_name(kiln_llm_stop stop);
 /* Called once per generated token with the text it releases: the token's piece, or less while
  * the text could still turn into a stop string (that part comes with a later call), never the
  * stop string itself. After the last token, held-back text that turned out not to be a stop
- * string comes in one more call with token -1. Returns 0 to go on, nonzero to stop. */
+ * string comes in one more call with token -1 (not after the callback asked to stop).
+ * Returns 0 to go on, nonzero to stop (ignored for the EOS token, which ends the run anyway). */
 typedef int (*kiln_llm_token_fn)(void *user, int32_t token, const char *text, size_t size);
 
 typedef struct kiln_llm_generate_options {

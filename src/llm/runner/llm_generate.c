@@ -171,7 +171,7 @@ kiln_status kiln_llm_generate(kiln_llm *llm, const int32_t *prompt, size_t n_pro
         stats->generated_tokens++;
         if (token == eos) {
             stop = KILN_LLM_STOP_EOS;
-            if (o->on_token && o->on_token(o->user, token, "", 0)) stop = KILN_LLM_STOP_CALLBACK;
+            if (o->on_token) o->on_token(o->user, token, "", 0); /* the run ends either way */
             break;
         }
         st = stream_token(llm, &s, token, &stop);
@@ -196,7 +196,9 @@ kiln_status kiln_llm_generate(kiln_llm *llm, const int32_t *prompt, size_t n_pro
         st = kiln_llm_eval(llm, &token, 1, NULL);
         if (st != KILN_OK) goto done;
     }
-    if (s.n && stop != KILN_LLM_STOP_STRING) release(&s, -1, s.n);
+    /* Held-back text that never became a stop string is the run's; a callback that asked to
+       stop is not called again. */
+    if (s.n && stop != KILN_LLM_STOP_STRING && stop != KILN_LLM_STOP_CALLBACK) release(&s, -1, s.n);
     stats->stop = stop;
     stats->generate_seconds = llm_now() - t1;
 done:
