@@ -1,4 +1,4 @@
-/* gen_ops_doc.c — prints docs/ops.md, the list of ONNX ops kiln supports, from the tables the
+/* gen_ops_doc.c — prints docs/ops.md, the list of ONNX ops (and kiln's own) kiln supports, from the tables the
  * code itself uses, so the list cannot drift from what kiln compiles.
  *
  * Layer: documentation tool (built by docs/gen/CMakeLists.txt, run by `make ops-doc`; the test
@@ -12,6 +12,8 @@
  *  - the cpu backend's op table (kiln_cpu_aot_op_at, src/backends/cpu/aot/aot_ops.c) and each
  *    target's kernel table (kiln_cpu_target_at, src/backends/cpu/targets.c): a target compiles
  *    an op when its table has a kernel for every lowered step the op can become.
+ * A second table lists the ops of kiln's own domain (KILN_DOMAIN_KILN) from the same kernel table
+ * (kiln_portable_kernel_foreach_in), with their input counts and attributes.
  * Output goes to stdout; exit 1 (with one line on stderr) when the tables disagree.
  */
 #include <stdbool.h>
@@ -138,6 +140,45 @@ static void print_row(const char *name, const bool *accepted, int from, const ch
     printf("\n");
 }
 
+/* One row of the kiln-domain table: arity and attributes straight from the kernel entry. */
+static void print_kiln_row(const kiln_kernel *k, void *user)
+{
+    size_t *n = user;
+    const kiln_arity *a = kiln_kernel_arity(k, k->min_opset);
+    printf("| `%s` | %s | %d | ", k->op, KILN_DOMAIN_KILN, k->min_opset);
+    if (a->min_inputs == a->max_inputs) printf("%u", a->min_inputs);
+    else printf("%u-%u", a->min_inputs, a->max_inputs);
+    printf(" | %u | ", a->max_outputs);
+    bool any = false;
+    for (const char *p = k->attrs; p && *p;) {
+        size_t word = strcspn(p, " "), name = strcspn(p, ":");
+        /* the accepted types as kiln_kernel_attr_ok words them, asked with a type no entry lists */
+        char attr_name[64], types[64];
+        snprintf(attr_name, sizeof attr_name, "%.*s", (int)name, p);
+        kiln_attr probe = {.name = attr_name, .type = (kiln_attr_type)KILN_ATTR_TYPE_COUNT};
+        if (kiln_kernel_attr_ok(k, &probe, types, sizeof types)) snprintf(types, sizeof types, "?");
+        printf("%s`%s` (%s)", any ? ", " : "", attr_name, types);
+        any = true;
+        p += word;
+        if (*p == ' ') p++;
+    }
+    printf("%s |\n", any ? "" : "none");
+    (*n)++;
+}
+
+static void print_kiln_section(void)
+{
+    printf("\n# kiln operators\n\n");
+    printf("Ops of kiln's own domain (`%s`), which kiln builds itself (the GGUF importer, docs/llm.md); "
+           "their exact semantics are in docs/llm.md \"kiln ops\". Each runs on its portable kernel "
+           "(`src/kernels/portable/`); no `cpu` target lowers them.\n\n",
+           KILN_DOMAIN_KILN);
+    printf("| op | domain | opset | inputs | outputs | attributes |\n|---|---|---|---|---|---|\n");
+    size_t n = 0;
+    kiln_portable_kernel_foreach_in(KILN_DOMAIN_KILN, print_kiln_row, &n);
+    printf("\n%zu ops of the `%s` domain.\n", n, KILN_DOMAIN_KILN);
+}
+
 int main(void)
 {
     static op_list ops;
@@ -203,5 +244,6 @@ int main(void)
     printf("\n%zu ops with portable kernels, %zu of them also lowered by the `cpu` backend; `Constant` is "
            "handled by the importer.\n",
            ops.n, n_cpu);
+    print_kiln_section();
     return 0;
 }

@@ -73,9 +73,12 @@ static kiln_status infer_node(kiln_ir_graph *g, int32_t index)
     size_t scratch = 0;
     kiln_status st = n->kernel->infer(&n->node, in, out, &scratch);
     if (st == KILN_ERROR_SHAPE_UNKNOWN) return KILN_OK;
-    if (st != KILN_OK)
-        return kiln_ir_fail(g, st, "node '%s' (%s, opset %d): %s", n->node.name, n->node.op,
-                            n->node.opset, kiln_status_str(st));
+    if (st != KILN_OK) {
+        char why[256]; /* what the kernel can say beyond the status (kiln's own ops do) */
+        kiln_kernel_explain(n->kernel, &n->node, in, why, sizeof why);
+        return kiln_ir_fail(g, st, "node '%s' (%s, opset %d): %s%s%s", n->node.name, n->node.op, n->node.opset,
+                            kiln_status_str(st), why[0] ? ": " : "", why);
+    }
     n->scratch_size = scratch;
     for (size_t j = 0; j < n->node.n_outputs; j++) {
         if (!out[j]) continue;

@@ -5,7 +5,8 @@
  *       against docs/llm.md: methods prefill then decode; inputs tokens, positions, mask,
  *       cache_k.l/cache_v.l and outputs logits, k.l/v.l with the dtypes and shapes for L layers,
  *       KV width KVD, VOCAB tokens, WANT_C cache rows and WANT_T prefill rows; the two methods
- *       share every backend context (weight sharing).
+ *       share every backend context (weight sharing); the program metadata "llm.gguf" is a GGUF
+ *       v3 of MODEL's key/value count and no tensors.
  *   test_llm_import logits MODEL.gguf IDS OUT.json
  *       runs prefill on the comma-separated ids (empty cache, causal mask, padded to T) and
  *       writes {"n_vocab": V, "logits": [[...], ...]} (a row per id, oracle.mjs's layout). It
@@ -106,6 +107,32 @@ static void unload(loaded *l)
     free(l->data);
 }
 
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* "llm.gguf" holds every key/value of the model file (its header's count) and no tensor. */
+static void check_metadata(const kiln_program *program, const char *model)
+{
+    EXPECT(kiln_program_metadata_count(program) == 1);
+    const void *data = NULL;
+    size_t size = 0, model_size = 0;
+    EXPECT(kiln_program_metadata_get(program, "llm.gguf", &data, &size) == KILN_OK);
+    uint8_t *file = unit_read_file(model, &model_size);
+    REQUIRE(file && model_size >= 24);
+    const uint8_t *blob = data;
+    EXPECT(size >= 24 && memcmp(blob, "GGUF", 4) == 0 && blob[4] == 3);
+    if (size >= 24) {
+        EXPECT(le64(blob + 8) == 0);
+        EXPECT(le64(blob + 16) == le64(file + 16));
+        EXPECT(size < model_size);
+    }
+    free(file);
+}
+
 static int64_t arg_int(const char *s) { return strtoll(s, NULL, 10); }
 
 static int cmd_layout(char **argv)
@@ -118,6 +145,8 @@ static int cmd_layout(char **argv)
     check_method(l.prefill, T, C, L, kvd, vocab);
     unit_section("decode's inputs and outputs");
     check_method(l.decode, 1, C, L, kvd, vocab);
+    unit_section("the program metadata llm.gguf");
+    check_metadata(l.program, argv[1]);
     unit_section("prefill and decode share their backend contexts");
     size_t n = kiln_method_delegate_count(l.prefill);
     EXPECT(n > 0 && n == kiln_method_delegate_count(l.decode));

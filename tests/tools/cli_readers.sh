@@ -18,8 +18,9 @@
 #                    weight byte was changed in place, structure intact (exit 4 naming the binary)
 #     model_content  the tool tells a program from a model by its bytes, not its name: an ONNX
 #                    model named .bin compiles and runs, an ONNX model named .kiln runs too, bench
-#                    refuses one as a model (exit 2); a GGUF header or random bytes named .onnx
-#                    are no model kiln imports (exit 4, one line naming how the file starts)
+#                    refuses one as a model (exit 2); a truncated GGUF header named .onnx is the
+#                    GGUF importer's (exit 4 naming what is missing), a GGUF v4 header or random
+#                    bytes are no model kiln imports (exit 4, one line naming how the file starts)
 #     escape         names holding a newline and an ANSI escape, from a model and from the command
 #                    line, reach the terminal escaped and never split a message
 # The models and tensor files come from make_inputs.py (/usr/bin/python3 with onnx and numpy;
@@ -291,11 +292,14 @@ section_model_content() {
     expect 2 "bench: 'model.bin' is a model (onnx), not a program" "bench an ONNX model named .bin"
     printf 'GGUF\003\000\000\000\000\000\000\000\000\000\000\000' > gguf.onnx
     run_kiln compile gguf.onnx -o gguf.kiln
-    expect 4 "model 'gguf.onnx' is not in a format kiln can import (it starts with \"GGUF\"; tried onnx)" \
-        "compile a GGUF header named .onnx"
+    expect 4 "model 'gguf.onnx': GGUF: file ends inside the metadata count" "compile a GGUF header named .onnx"
     [ -e gguf.kiln ] && fail "compile of a GGUF header left gguf.kiln behind"
     run_kiln run gguf.onnx --input x14.npy
-    expect 4 "is not in a format kiln can import" "run a GGUF header"
+    expect 4 "model 'gguf.onnx': GGUF: " "run a GGUF header"
+    printf 'GGUF\004\000\000\000\000\000\000\000\000\000\000\000' > gguf4.onnx
+    run_kiln compile gguf4.onnx -o gguf.kiln
+    expect 4 "model 'gguf4.onnx' is not in a format kiln can import (it starts with \"GGUF\"; tried onnx, gguf)" \
+        "compile a GGUF v4 header"
     "$python" -c 'import random, sys; random.seed(13); sys.stdout.buffer.write(bytes(random.randrange(256) for _ in range(300)))' > noise.onnx
     run_kiln compile noise.onnx -o noise.kiln
     expect 4 "model 'noise.onnx' is not in a format kiln can import (it starts with" "compile random bytes"

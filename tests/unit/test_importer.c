@@ -4,13 +4,15 @@
  * Layer: tests (public compiler API; the importer table through compiler/importer.h). An ONNX
  * model written to "model.bin" compiles from its path; kiln_importer_pick names ONNX for its
  * bytes. Bytes no importer recognises are KILN_ERROR_MODEL with one line naming how the file
- * starts and what was tried: a GGUF header (there is no GGUF importer yet), an ONNX TensorProto
- * (well-formed protobuf, but not a ModelProto), random bytes and an empty file.
+ * starts and what was tried: a GGUF header of a version kiln does not read, an ONNX TensorProto
+ * (well-formed protobuf, but not a ModelProto), random bytes and an empty file. A GGUF v2/v3
+ * header is the GGUF importer's, whatever follows it (tests/llm covers the importer itself).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "compiler/gguf/gguf_import.h"
 #include "compiler/importer.h"
 #include "test_model_support.h"
 #include "test_random.h"
@@ -61,14 +63,21 @@ static void expect_unknown(const void *bytes, size_t size, const char *start)
     static const uint8_t empty[1];
     tm_expect_refused_bytes(size ? bytes : empty, size, KILN_ERROR_MODEL,
                             "model '(from memory)' is not in a format kiln can import", start);
-    tm_expect_refused_bytes(size ? bytes : empty, size, KILN_ERROR_MODEL, "tried onnx)", NULL);
+    tm_expect_refused_bytes(size ? bytes : empty, size, KILN_ERROR_MODEL, "tried onnx, gguf)", NULL);
 }
 
 static void unknown_formats(void)
 {
-    unit_section("GGUF, a TensorProto, random bytes, nothing");
-    /* a GGUF v3 header: magic, version, tensor count 1, metadata count 0 */
-    static const uint8_t gguf[24] = {'G', 'G', 'U', 'F', 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+    unit_section("GGUF v2/v3 picked by magic, v1 and v4 not; a TensorProto, random bytes, nothing");
+    /* a GGUF v3 header: magic, version, tensor count 1, metadata count 0, then no tensor info */
+    uint8_t gguf[24] = {'G', 'G', 'U', 'F', 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+    EXPECT(kiln_importer_pick(gguf, sizeof gguf) == &kiln_gguf_model_importer);
+    tm_expect_refused_bytes(gguf, sizeof gguf, KILN_ERROR_MODEL, "model '(from memory)': GGUF: ", NULL);
+    gguf[4] = 2;
+    EXPECT(kiln_importer_pick(gguf, sizeof gguf) == &kiln_gguf_model_importer);
+    gguf[4] = 1;
+    expect_unknown(gguf, sizeof gguf, "it starts with \"GGUF\"");
+    gguf[4] = 4;
     expect_unknown(gguf, sizeof gguf, "it starts with \"GGUF\"");
     /* TensorProto {dims: 2, data_type: FLOAT, name: "w"}: fields 1 and 2 are varints, where
        ModelProto's field 2 (producer_name) is a string */

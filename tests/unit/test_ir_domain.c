@@ -26,6 +26,15 @@ static void kernel_table(void)
     EXPECT(kiln_portable_kernel_find("", "Relu", 13) == kiln_portable_kernel_find(NULL, "Relu", 13));
     EXPECT(kiln_portable_kernel_find(KILN_DOMAIN_KILN, "Relu", 13) == NULL);
     EXPECT(kiln_portable_kernel_find(KILN_DOMAIN_KILN, "MatMul", 13) == NULL);
+    /* kiln's own ops: found in their domain at opset 1 and later, never in the ONNX domain */
+    static const char *const kiln_ops[] = {"RMSNorm", "RoPE", "Attention", "Linear", "Embed"};
+    for (size_t i = 0; i < sizeof kiln_ops / sizeof kiln_ops[0]; i++) {
+        const kiln_kernel *k = kiln_portable_kernel_find(KILN_DOMAIN_KILN, kiln_ops[i], 1);
+        EXPECT(k != NULL && strcmp(k->op, kiln_ops[i]) == 0);
+        EXPECT(kiln_portable_kernel_find(KILN_DOMAIN_KILN, kiln_ops[i], 3) == k);
+        EXPECT(kiln_portable_kernel_find(KILN_DOMAIN_KILN, kiln_ops[i], 0) == NULL);
+        EXPECT(kiln_portable_kernel_find(NULL, kiln_ops[i], 20) == NULL);
+    }
     EXPECT(kiln_domain_equal(NULL, "") && !kiln_domain_equal(NULL, KILN_DOMAIN_KILN));
     EXPECT(kiln_domain_equal("kiln", "kiln") && !kiln_domain_equal("kiln", "kilnx"));
 }
@@ -92,9 +101,37 @@ static void program_op_string(void)
     if (!strstr(message, "op 'kiln.Relu' opset 13")) fprintf(stderr, "  message: %s\n", message);
 }
 
+/* The one MatMul node of an imported x [2, cols] . W [cols, 3] turned into kiln.Linear (which
+   reads W as [N, K]) and inferred: the status, the message in message. */
+static kiln_status infer_as_linear(int64_t cols, char *message, size_t message_size)
+{
+    kiln_ir_graph g;
+    irp_import(&g, "MatMul", cols, message, message_size);
+    REQUIRE(g.n_nodes == 1);
+    g.nodes[0].node.domain = KILN_DOMAIN_KILN;
+    g.nodes[0].node.op = "Linear";
+    g.nodes[0].node.opset = 1;
+    g.nodes[0].kernel = kiln_portable_kernel_find(KILN_DOMAIN_KILN, "Linear", 1);
+    REQUIRE(g.nodes[0].kernel);
+    kiln_status st = kiln_ir_infer_and_fold(&g);
+    kiln_ir_graph_deinit(&g);
+    return st;
+}
+
+static void kiln_op_messages(void)
+{
+    unit_section("a kiln op the compiler refuses says why");
+    char message[512] = "";
+    EXPECT_STATUS(infer_as_linear(3, message, sizeof message), KILN_OK); /* W [3, 3] is [N, K = 3] */
+    EXPECT_STATUS(infer_as_linear(4, message, sizeof message), KILN_ERROR_SHAPE_MISMATCH);
+    EXPECT(strstr(message, "(Linear, opset 1)") && strstr(message, ": W has shape [4, 3], expected [N, 4] (X is [2, 4])"));
+    printf("  %s\n", message);
+}
+
 int main(void)
 {
     kernel_table();
+    kiln_op_messages();
     backend_supports();
     program_op_string();
     return unit_finish("test_ir_domain");

@@ -236,5 +236,6 @@ int main(void)
     external_from_memory();
     unit_section("the kernel table");
     kiln_portable_kernel_foreach(check_entry, NULL);
+    kiln_portable_kernel_foreach_in(KILN_DOMAIN_KILN, check_entry, NULL);
     return unit_finish("test_onnx_strict");
 }

@@ -2,8 +2,9 @@
  *
  * Tests kernels/portable through the kernel interface (infer then run, as the runtime calls
  * them): Gemm, MatMul (batched and folded), Conv (im2col, grouped, pointwise, depthwise),
- * ConvTranspose, MaxPool (with Indices), AveragePool and GlobalAveragePool run once with one
- * thread and again on a 3-thread kiln pool with n_threads 2 and 3, in exactly the scratch
+ * ConvTranspose, MaxPool (with Indices), AveragePool, GlobalAveragePool, kiln.RMSNorm and
+ * kiln.Linear run once with one thread and again on a 3-thread kiln pool with n_threads 2 and 3,
+ * in exactly the scratch
  * infer() reported (followed by a canary). Outputs must match bit for bit, and the shapes that
  * are large enough must really have been split (tasks counted through a parallel_for shim).
  * Labelled `tsan`: under ThreadSanitizer it also proves the tasks never race.
@@ -121,9 +122,9 @@ static void check_node(node_case *c, const char *op)
 {
     c->node.op = op;
     c->node.name = c->what;
-    c->node.opset = 17;
+    c->node.opset = c->node.domain ? 1 : 17; /* kiln's own ops (node.domain KILN_DOMAIN_KILN) are opset 1 */
     c->node.attrs = c->attrs;
-    const kiln_kernel *k = kiln_portable_kernel_find(NULL, op, 17);
+    const kiln_kernel *k = kiln_portable_kernel_find(c->node.domain, op, c->node.opset);
     checks++;
     if (!k) {
         fprintf(stderr, "FAIL: no portable kernel for %s\n", op);
@@ -263,6 +264,31 @@ static void pool_cases(void)
     check_node(&g, "GlobalAveragePool");
 }
 
+/* kiln.RMSNorm splits rows, kiln.Linear output columns. */
+static void kiln_domain_cases(void)
+{
+    static const struct {
+        int64_t rows, k, n; /* n 0: RMSNorm over rows x k */
+        bool bias, split;
+    } shapes[] = {
+        {64, 1024, 0, false, true}, {3, 5, 0, false, false}, {6, 512, 96, true, true}, {1, 2048, 200, false, true},
+        {2, 64, 3, true, false},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        bool linear = shapes[i].n > 0;
+        node_case c = {.what = linear ? "kiln.Linear" : "kiln.RMSNorm", .n_out = 1, .must_split = shapes[i].split};
+        c.node.domain = KILN_DOMAIN_KILN;
+        int64_t x_shape[2] = {shapes[i].rows, shapes[i].k}, w_shape[2] = {shapes[i].n, shapes[i].k};
+        int64_t b_shape[1] = {shapes[i].n};
+        c.in[0] = tensor_new(2, x_shape);
+        c.in[1] = linear ? tensor_new(2, w_shape) : tensor_new(1, &shapes[i].k);
+        c.in[2] = shapes[i].bias ? tensor_new(1, b_shape) : NULL;
+        c.node.n_inputs = shapes[i].bias ? 3 : 2;
+        c.node.n_outputs = 1;
+        check_node(&c, linear ? "Linear" : "RMSNorm");
+    }
+}
+
 int main(void)
 {
     if (kiln_threadpool_create(kiln_allocator_default(), MAX_THREADS, &pool) != KILN_OK) {
@@ -273,6 +299,7 @@ int main(void)
     matmul_cases();
     conv_cases();
     pool_cases();
+    kiln_domain_cases();
     kiln_threadpool_destroy(pool);
     printf("test_portable_threads: %d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;

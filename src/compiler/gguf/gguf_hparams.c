@@ -29,11 +29,16 @@ typedef struct key_reader {
     const char *arch;
 } key_reader;
 
-/* "<arch>.<suffix>" into buf. */
-static const char *arch_key(const key_reader *r, const char *suffix, char *buf, size_t size)
+/* Whether the file has the key "<arch>.<suffix>" (written into key); a missing required one is
+   KILN_ERROR_MODEL naming it. */
+static kiln_status find_key(const key_reader *r, const char *suffix, bool required, char *key, size_t key_size,
+                            bool *present)
 {
-    snprintf(buf, size, "%s.%s", r->arch, suffix);
-    return buf;
+    snprintf(key, key_size, "%s.%s", r->arch, suffix);
+    *present = kiln_gguf_find_key(r->gguf, key) != NULL;
+    if (*present || !required) return KILN_OK;
+    return kiln_ir_fail(r->g, KILN_ERROR_MODEL, "GGUF model (architecture %s) lacks the metadata key '%s'", r->arch,
+                        key);
 }
 
 /* The integer key <arch>.<suffix> in [1, max]; `fallback` when absent, or a missing-key error
@@ -41,14 +46,11 @@ static const char *arch_key(const key_reader *r, const char *suffix, char *buf, 
 static kiln_status read_int(const key_reader *r, const char *suffix, int64_t fallback, int64_t max, int64_t *out)
 {
     char key[128], why[KILN_GGUF_MESSAGE_SIZE];
-    arch_key(r, suffix, key, sizeof key);
-    if (!kiln_gguf_find_key(r->gguf, key)) {
-        if (fallback) {
-            *out = fallback;
-            return KILN_OK;
-        }
-        return kiln_ir_fail(r->g, KILN_ERROR_MODEL, "GGUF model (architecture %s) lacks the metadata key '%s'", r->arch,
-                            key);
+    bool present;
+    KILN_TRY(find_key(r, suffix, fallback == 0, key, sizeof key, &present));
+    if (!present) {
+        *out = fallback;
+        return KILN_OK;
     }
     int64_t v;
     kiln_status st = kiln_gguf_get_int(r->gguf, key, &v, why, sizeof why);
@@ -64,14 +66,11 @@ static kiln_status read_int(const key_reader *r, const char *suffix, int64_t fal
 static kiln_status read_float(const key_reader *r, const char *suffix, float fallback, float *out)
 {
     char key[128], why[KILN_GGUF_MESSAGE_SIZE];
-    arch_key(r, suffix, key, sizeof key);
-    if (!kiln_gguf_find_key(r->gguf, key)) {
-        if (fallback > 0) {
-            *out = fallback;
-            return KILN_OK;
-        }
-        return kiln_ir_fail(r->g, KILN_ERROR_MODEL, "GGUF model (architecture %s) lacks the metadata key '%s'", r->arch,
-                            key);
+    bool present;
+    KILN_TRY(find_key(r, suffix, !(fallback > 0), key, sizeof key, &present));
+    if (!present) {
+        *out = fallback;
+        return KILN_OK;
     }
     float v;
     kiln_status st = kiln_gguf_get_f32(r->gguf, key, &v, why, sizeof why);

@@ -59,15 +59,16 @@ static kiln_status method_lengths(kiln_ir_graph *g, const kiln_import_options *o
     return KILN_OK;
 }
 
-/* ---- program metadata "llm.gguf" -------------------------------------------------------------
- * Every key/value of the source file (tokenizer.*, general.*, <arch>.*) as a GGUF file of no
- * tensors: the runner builds its vocabulary from it (docs/llm.md). */
+/* The program metadata "llm.gguf": the file's key/values as a GGUF of no tensors, from which
+   the runner builds its vocabulary and reads the hyperparameters (docs/llm.md). Both methods
+   attach the same bytes, which compile.c stores once. */
 static kiln_status store_metadata(kiln_ir_graph *g, const kiln_gguf *gguf)
 {
-    void *blob;
-    size_t size;
-    KILN_TRY(kiln_gguf_metadata_blob(gguf, g->allocator, &blob, &size));
-    kiln_status st = kiln_ir_graph_add_metadata(g, "llm.gguf", blob, size);
+    void *blob = NULL;
+    size_t size = 0;
+    kiln_status st = kiln_gguf_metadata_blob(gguf, g->allocator, &blob, &size);
+    if (st != KILN_OK) return kiln_ir_fail(g, st, "GGUF LLM: writing the metadata blob failed: %s", kiln_status_str(st));
+    st = kiln_ir_graph_add_metadata(g, KILN_GGUF_METADATA_KEY, blob, size);
     kiln_free(g->allocator, blob);
     return st;
 }

@@ -8,6 +8,8 @@
 /* The method names a GGUF LLM compiles to, in program order (docs/llm.md). */
 #define KILN_GGUF_METHOD_PREFILL "prefill"
 #define KILN_GGUF_METHOD_DECODE "decode"
+/* The program metadata key holding the GGUF file's key/values (docs/llm.md). */
+#define KILN_GGUF_METADATA_KEY "llm.gguf"
 
 /* KILN_IMPORTER_MAGIC when bytes start with "GGUF" and version 2 or 3, else 0. Reads 8 bytes. */
 int kiln_gguf_probe(const void *bytes, size_t size);

@@ -20,5 +20,8 @@ extern const kiln_kernel kiln_kernels_shape[];      /* Reshape Flatten Squeeze U
 extern const kiln_kernel kiln_kernels_data[];       /* Concat Split Slice Gather Transpose Pad Trilu Cast CastLike */
 /* Domain KILN_DOMAIN_KILN (kiln_domain.c): RMSNorm RoPE Attention Linear Embed */
 extern const kiln_kernel kiln_kernels_kiln_domain[];
+/* The explain function (kiln_kernel_explain) of an entry of kiln_kernels_kiln_domain, or NULL. */
+typedef void (*kiln_kernel_explain_fn)(const kiln_node *node, const kiln_tensor *const *in, char *why, size_t why_size);
+kiln_kernel_explain_fn kiln_kernels_kiln_domain_explainer(const kiln_kernel *kernel);
 
 #endif

@@ -6,8 +6,9 @@
  *
  * An op is identified by its domain, its op_type and the opset version of its domain: the
  * default ONNX domain (NULL or "", which the importer also reads "ai.onnx" as) or kiln's own
- * (KILN_DOMAIN_KILN: RoPE, RMSNorm, quantized MatMul, attention with a KV cache), so a kiln op
- * never matches an ONNX op of the same name, in the kernel table or in a backend. Each kernel
+ * (KILN_DOMAIN_KILN: RMSNorm, RoPE, Attention over a KV cache, Linear and Embed over quantized
+ * weights; kiln_domain_ops.h), so a kiln op never matches an ONNX op of the same name, in the
+ * kernel table or in a backend. Each kernel
  * handles every version it claims itself (old `broadcast` attributes, attribute-vs-input forms
  * of Slice/Reshape/..., PRelu-6 slopes), so the compiler need not rewrite legacy nodes.
  *
@@ -143,6 +144,11 @@ void kiln_portable_kernel_foreach_in(const char *domain, void (*fn)(const kiln_k
    has no bytes of their own for, so compiler and runtime refuse such a node before any kernel
    sees it; a kiln-domain kernel that reads quantized weights checks its inputs itself. */
 int kiln_kernel_quantized_input(const kiln_node *node, const kiln_tensor *const *in);
+/* After kernel->infer() refused a node: one line on why into why (why_size bytes, always
+   terminated), e.g. "K has shape [2, 6], expected [2, 4]", for the caller's message next to the
+   status; "" when the kernel says no more than its status (the ONNX kernels, so far). */
+void kiln_kernel_explain(const kiln_kernel *kernel, const kiln_node *node, const kiln_tensor *const *in, char *why,
+                         size_t why_size);
 /* The kernel's arity at this opset (never NULL for a kernel kiln_portable_kernel_find returned). */
 const kiln_arity *kiln_kernel_arity(const kiln_kernel *kernel, int opset);
 /* Whether the op takes attribute a as it is: true when a's type is one the op's `attrs` allow,

@@ -76,6 +76,15 @@ int kiln_kernel_quantized_input(const kiln_node *node, const kiln_tensor *const 
     return -1;
 }
 
+void kiln_kernel_explain(const kiln_kernel *kernel, const kiln_node *node, const kiln_tensor *const *in, char *why,
+                         size_t why_size)
+{
+    if (!why || !why_size) return;
+    why[0] = '\0';
+    kiln_kernel_explain_fn explain = kiln_kernels_kiln_domain_explainer(kernel);
+    if (explain) explain(node, in, why, why_size);
+}
+
 const kiln_arity *kiln_kernel_arity(const kiln_kernel *kernel, int opset)
 {
     const kiln_arity *best = &kernel->arity[0];
