@@ -1,7 +1,8 @@
 /* test_llm_runner.c — the LLM runner (kiln/llm.h) on the committed fortunes model, compiled in
  * memory with a short context (C = 64) and prefill (T = 16) so that chunking, padding, the
  * context limit and the context shift are all reached:
- *   - a program that is not an LLM program is refused with one line;
+ *   - a program that is not an LLM program (no llm.gguf; a prefill or decode of another
+ *     layout) is refused with one line;
  *   - prefill in chunks (16 + 16 + a padded 8) gives the logits decoding token by token gives,
  *     and so does appending to a cache that already holds tokens;
  *   - kiln_llm_generate greedy = eval + argmax by hand; stop strings hold back and drop their
@@ -20,6 +21,7 @@
 #define PREFILL 16
 
 static void *program_bytes;
+static const char *model_path;
 static size_t program_size;
 
 static kiln_program *open_program(void)
@@ -72,6 +74,25 @@ static void test_not_llm(void)
     kiln_program_close(p);
     free(bytes);
     EXPECT_STATUS(kiln_llm_create(NULL, NULL, &llm, message, sizeof message), KILN_ERROR_INVALID_ARGUMENT);
+    /* LLM metadata, but a method of another layout: one line naming the method and the value. */
+    char relu[512];
+    snprintf(relu, sizeof relu, "%s/node/test_relu/model.onnx", UNIT_TESTDATA);
+    for (int which = 0; which < 2; which++) {
+        kiln_compile_options opt = {.struct_size = sizeof opt, .llm_context = CTX, .llm_prefill = PREFILL};
+        kiln_compile_method ms[2] = {{.name = "prefill", .model_path = which ? relu : model_path},
+                                     {.name = "decode", .model_path = which ? model_path : relu}};
+        void *mixed = NULL;
+        size_t mixed_size = 0;
+        EXPECT_STATUS(kiln_compile_memory(&opt, ms, 2, &mixed, &mixed_size, message, sizeof message), KILN_OK);
+        REQUIRE(mixed);
+        EXPECT_STATUS(kiln_program_open_memory(mixed, mixed_size, &p), KILN_OK);
+        EXPECT_STATUS(kiln_llm_create(p, NULL, &llm, message, sizeof message), KILN_ERROR_MODEL);
+        EXPECT(llm == NULL && strstr(message, "not an LLM program") &&
+               strstr(message, which ? "method 'prefill'" : "method 'decode'"));
+        printf("  %s\n", message);
+        kiln_program_close(p);
+        free(mixed);
+    }
     kiln_llm_options small = {.struct_size = 1};
     p = open_program();
     EXPECT_STATUS(kiln_llm_create(p, &small, &llm, message, sizeof message), KILN_ERROR_INVALID_ARGUMENT);
@@ -301,7 +322,8 @@ int main(int argc, char **argv)
         return 2;
     }
     kiln_compile_options opt = {.struct_size = sizeof opt, .llm_context = CTX, .llm_prefill = PREFILL};
-    kiln_compile_method m = {.name = "forward", .model_path = argv[1]};
+    model_path = argv[1];
+    kiln_compile_method m = {.name = "forward", .model_path = model_path};
     char message[1024];
     kiln_status st = kiln_compile_memory(&opt, &m, 1, &program_bytes, &program_size, message, sizeof message);
     if (st != KILN_OK) fprintf(stderr, "compile %s: %s\n", argv[1], message);
