@@ -1,4 +1,5 @@
-/* fuzz_onnx.c — libFuzzer target for the compiler: arbitrary bytes as an ONNX model.
+/* fuzz_onnx.c — libFuzzer target for the compiler: arbitrary bytes as an ONNX model (or, with
+ * the GGUF magic, a GGUF LLM: its importer, compiled as prefill and decode).
  *
  * Layer: fuzz (public compiler API only). Drives the protobuf import, attribute decoding, shape
  * inference (every portable kernel's infer()), constant folding (their run()), the memory

@@ -10,6 +10,8 @@
  * atomic file write (core/file_write.h), refused when the output is one of the models.
  *
  * Models are read by the importer their content names (importer.h), never by file extension.
+ * One GGUF LLM under the default method name becomes its two methods, prefill and decode, with
+ * weight sharing (expand_llm; docs/llm.md).
  *
  * Layer: compiler. Every intermediate (IR arenas and the payloads the graphs own, the builder,
  * the program bytes, temporary files) is released on success and on failure through one cleanup

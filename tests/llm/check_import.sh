@@ -114,6 +114,8 @@ sys.exit(0 if abs(k - g) <= 0.1 * g else 1)' "$q8" "$tmp/q8.kiln" || fail "Q8_0 
     refuse 4 "GGUF tensor 'blk.0.attn_norm.weight' has type F16; a norm weight or bias must be F32" \
         "$tmp/bad/f16_norm.gguf"
     refuse 4 "(architecture qwen2) lacks the tensor 'blk.0.attn_v.bias'" "$tmp/bad/qwen2_no_bias.gguf"
+    refuse 1 "GGUF model: llama.rope.scaling.type is 'yarn'; kiln builds RoPE scaling none and linear" \
+        "$tmp/bad/yarn.gguf"
     refuse 4 "head_count 4 is not a multiple of llama.attention.head_count_kv 3" "$tmp/bad/bad_heads.gguf"
     refuse 2 "a GGUF LLM has the methods 'prefill' and 'decode', not 'forward2'" --method "forward2=$q8"
     refuse 2 "context length 129 is more than the 128 the model was trained for" "$q8" --context 129
@@ -136,6 +138,26 @@ sys.exit(0 if abs(k - g) <= 0.1 * g else 1)' "$q8" "$tmp/q8.kiln" || fail "Q8_0 
     $py "$here/gguf_write.py" random "$tmp/q4.gguf" --arch qwen2 --type q4_0 --kv-heads 2 --untied
     logits "$tmp/q4.gguf" 3,9,27,81,243
     logits "$tmp/qwen2.gguf" 5,6,7
+    # Linear RoPE scaling (positions divided by the factor) on a copy of the fortunes model.
+    $py - "$f32" "$tmp/linear.gguf" "$here" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[3])
+import gguf_read, gguf_write as gw
+meta, tensors = gguf_read.read(sys.argv[1])
+w = gw.GGUFWriter()
+for k, v in meta.items():
+    if k.startswith("tokenizer.ggml.") and isinstance(v, list):
+        w.add_array(k, {str: gw.STRING, float: gw.FLOAT32, int: gw.INT32}[type(v[0])], v)
+    elif not isinstance(v, list):
+        w.add(k, gw.STRING if isinstance(v, str) else gw.BOOL if isinstance(v, bool) else
+              gw.FLOAT32 if isinstance(v, float) else gw.UINT32, v)
+w.add("llama.rope.scaling.type", gw.STRING, "linear")
+w.add("llama.rope.scaling.factor", gw.FLOAT32, 4.0)
+for name, a in tensors.items():
+    w.add_tensor(name, a)
+w.write(sys.argv[2])
+PY
+    logits "$tmp/linear.gguf" 1,2,3,4,5,6
     ;;
 oracle)
     if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

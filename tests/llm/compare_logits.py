@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import check_model  # noqa: E402
 import gguf_read  # noqa: E402
+import llama_torch  # noqa: E402
 
 
 def main():
@@ -34,6 +35,11 @@ def main():
     ids = [int(t) for t in args.tokens.split(",")]
     ours = np.array(json.load(open(args.kiln))["logits"], dtype=np.float64)
     meta, tensors = gguf_read.read(args.model)
+    arch = meta["general.architecture"]
+    if meta.get(arch + ".rope.scaling.type") == "linear":
+        # llama.cpp's linear RoPE scaling: every angle of position p is that of p / factor.
+        factor, tables = meta[arch + ".rope.scaling.factor"], llama_torch.rope_tables
+        llama_torch.rope_tables = lambda hd, pos, base: tables(hd, pos.double() / factor, base)
     model = check_model.torch_model(meta, tensors).double()
     with torch.no_grad():
         ref = model(torch.tensor([ids]))[0].numpy()

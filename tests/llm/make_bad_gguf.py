@@ -52,6 +52,7 @@ CASES = {
     "bad_shape": lambda: model(shapes={"blk.0.attn_k.weight": (DIM, DIM)}),
     "f16_norm": lambda: model(types={"blk.0.attn_norm.weight": gw.GGML_F16}),
     "qwen2_no_bias": lambda: model(arch="qwen2", drop_tensor="blk.0.attn_v.bias"),
+    "yarn": lambda: model(keys={"llama.rope.scaling.type": (gw.STRING, "yarn")}),
     "bad_heads": lambda: model(keys={"llama.attention.head_count_kv": (gw.UINT32, 3)}),
 }
 

@@ -157,6 +157,20 @@ static int cmd_layout(char **argv)
         EXPECT(a == b);
     }
     unload(&l);
+
+    unit_section("refused options through the API");
+    size_t size;
+    kiln_status st;
+    void *data = compile(argv[1], -1, 0, NULL, &size, &st);
+    EXPECT(st == KILN_ERROR_INVALID_ARGUMENT && !data);
+    data = compile(argv[1], 0, -5, NULL, &size, &st);
+    EXPECT(st == KILN_ERROR_INVALID_ARGUMENT && !data);
+    /* Two methods are taken as given: "forward" is then no method of a GGUF LLM. */
+    kiln_compile_options opt = {.struct_size = sizeof opt};
+    kiln_compile_method two[2] = {{.name = "forward", .model_path = argv[1]}, {.name = "decode", .model_path = argv[1]}};
+    char message[512];
+    EXPECT(kiln_compile_memory(&opt, two, 2, &data, &size, message, sizeof message) == KILN_ERROR_INVALID_ARGUMENT);
+    EXPECT(strstr(message, "a GGUF LLM has the methods 'prefill' and 'decode', not 'forward'") != NULL);
     return unit_finish("test_llm_import layout");
 }
 

@@ -102,6 +102,33 @@ static kiln_status read_arch(kiln_ir_graph *g, const kiln_gguf *gguf, const kiln
                         (int)(n > 64 ? 64 : n), s);
 }
 
+/* RoPE scaling: none, or llama.cpp's "linear" (positions divided by rope.scaling.factor). YaRN
+   and llama 3's per-frequency factors (tensor rope_freqs.weight) change the angles in ways
+   kiln.RoPE does not compute, so they are refused rather than run wrong past short contexts. */
+static kiln_status read_rope_scaling(const key_reader *r, kiln_llm_hparams *hp)
+{
+    char key[128], why[KILN_GGUF_MESSAGE_SIZE];
+    hp->rope_freq_scale = 1.0f;
+    if (kiln_gguf_find_tensor(r->gguf, "rope_freqs.weight"))
+        return kiln_ir_fail(r->g, KILN_ERROR_NOT_SUPPORTED, "GGUF model has per-frequency RoPE factors "
+                            "(tensor 'rope_freqs.weight', llama 3 rope scaling), which kiln does not build");
+    bool present;
+    KILN_TRY(find_key(r, "rope.scaling.type", false, key, sizeof key, &present));
+    if (!present) return KILN_OK;
+    const char *type;
+    size_t n;
+    if (kiln_gguf_get_string(r->gguf, key, &type, &n, why, sizeof why) != KILN_OK)
+        return kiln_ir_fail(r->g, KILN_ERROR_MODEL, "GGUF metadata key '%s': %s", key, why);
+    if (n == 4 && memcmp(type, "none", 4) == 0) return KILN_OK;
+    if (n != 6 || memcmp(type, "linear", 6) != 0)
+        return kiln_ir_fail(r->g, KILN_ERROR_NOT_SUPPORTED, "GGUF model: %s is '%.*s'; kiln builds RoPE scaling "
+                            "none and linear", key, (int)(n > 32 ? 32 : n), type);
+    float factor;
+    KILN_TRY(read_float(r, "rope.scaling.factor", 1.0f, &factor));
+    hp->rope_freq_scale = 1.0f / factor;
+    return KILN_OK;
+}
+
 kiln_status kiln_llm_read_hparams(kiln_ir_graph *g, const kiln_gguf *gguf, kiln_llm_hparams *hp)
 {
     memset(hp, 0, sizeof *hp);
@@ -115,6 +142,7 @@ kiln_status kiln_llm_read_hparams(kiln_ir_graph *g, const kiln_gguf *gguf, kiln_
     KILN_TRY(read_int(&r, "context_length", 0, MAX_WIDTH, &hp->n_ctx_train));
     KILN_TRY(read_float(&r, "attention.layer_norm_rms_epsilon", 0, &hp->rms_eps));
     KILN_TRY(read_float(&r, "rope.freq_base", 10000.0f, &hp->rope_base));
+    KILN_TRY(read_rope_scaling(&r, hp));
     if (hp->n_embd % hp->n_head != 0)
         return kiln_ir_fail(g, KILN_ERROR_MODEL, "GGUF model: %s.embedding_length %" PRId64 " is not a multiple of "
                             "%s.attention.head_count %" PRId64, r.arch, hp->n_embd, r.arch, hp->n_head);

@@ -126,10 +126,11 @@ static kiln_status projection(kiln_llm_builder *b, int32_t n, int64_t l, const c
 static kiln_status rope(kiln_llm_builder *b, int32_t x, int32_t positions, const char *out_name, int32_t *out)
 {
     const kiln_llm_hparams *hp = b->hp;
-    kiln_attr attrs[4] = {attr_int("head_dim", hp->head_dim), attr_int("rope_dim", hp->rope_dim),
-                          attr_float("base", hp->rope_base), attr_int("neox", hp->arch->neox_rope)};
+    kiln_attr attrs[5] = {attr_int("head_dim", hp->head_dim), attr_int("rope_dim", hp->rope_dim),
+                          attr_float("base", hp->rope_base), attr_int("neox", hp->arch->neox_rope),
+                          attr_float("freq_scale", hp->rope_freq_scale)};
     int32_t in[2] = {x, positions};
-    return add_node(b, KILN_DOMAIN_KILN, "RoPE", attrs, 4, in, 2, out_name, out);
+    return add_node(b, KILN_DOMAIN_KILN, "RoPE", attrs, 5, in, 2, out_name, out);
 }
 
 /* The layer's attention half: x + attn_output(Attention(RoPE(q), RoPE(k), v, caches, mask)).

@@ -36,6 +36,7 @@ typedef struct kiln_llm_hparams {
     int64_t n_vocab;        /* token_embd.weight's row count */
     float rms_eps;          /* <arch>.attention.layer_norm_rms_epsilon */
     float rope_base;        /* <arch>.rope.freq_base (default 10000) */
+    float rope_freq_scale;  /* 1 / <arch>.rope.scaling.factor for rope.scaling.type "linear", else 1 */
 } kiln_llm_hparams;
 
 /* Reads the architecture and hyperparameters of gguf into *hp and checks them against each other
