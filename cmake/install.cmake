@@ -7,7 +7,9 @@
 include(CMakePackageConfigHelpers)
 install(TARGETS kiln kiln_shared kiln_compiler_archive kiln_compiler_shared EXPORT kilnTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# kiln/llm.h stays in the tree until the runner (kiln_llm) is installed as a library of its own:
+# a header whose functions no installed library holds would only fail at link time.
+install(DIRECTORY include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PATTERN llm.h EXCLUDE)
 # The pages the headers cite as docs/<page>.md (formats, targets, command line), in share/doc/kiln.
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md" PATTERN gen EXCLUDE)
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)

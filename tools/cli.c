@@ -52,6 +52,16 @@ bool cli_parse_int(const char *s, long min, long max, long *out)
     return true;
 }
 
+bool cli_parse_double(const char *s, double min, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= min && v <= max)) return false;
+    *out = v;
+    return true;
+}
+
 bool cli_parse_shape(char *spec, kiln_input_shape *out)
 {
     memset(out, 0, sizeof *out);

@@ -32,6 +32,8 @@ int cli_exit_status(kiln_status st);
 bool cli_parse_shape(char *spec, kiln_input_shape *out);
 /* Parse a non-negative integer option value. */
 bool cli_parse_int(const char *s, long min, long max, long *out);
+/* Parse a number in [min, max] (NaN never is). */
+bool cli_parse_double(const char *s, double min, double max, double *out);
 /* true when s ends with suffix. */
 bool cli_ends_with(const char *s, const char *suffix);
 /* What the file at path holds, judged by its bytes and never by its name: a kiln program (it
@@ -95,5 +97,8 @@ int cmd_inspect(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_scratch_size(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_perplexity(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
 
 #endif

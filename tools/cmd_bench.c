@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "core/splitmix.h"
 
 #define BENCH_MAX_INPUTS 64
 #define BENCH_SEED 0x6b696c6e62656e63ull /* "kilnbenc" */
@@ -99,19 +100,10 @@ static int parse(int argc, char **argv, bench_args *b)
     return 0;
 }
 
-/* splitmix64: a tiny generator whose stream depends on the seed alone. */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [-1, 1), from the top 24 bits so every value is exact in float. */
 static float random_unit(uint64_t *state)
 {
-    return (float)(next_random(state) >> 40) * (2.0f / 16777216.0f) - 1.0f;
+    return (float)(kiln_splitmix64(state) >> 40) * (2.0f / 16777216.0f) - 1.0f;
 }
 
 /* IEEE half of x for |x| < 2 (the range random_unit makes): truncated mantissa, values below the
@@ -132,7 +124,7 @@ static void fill_random(kiln_tensor *t, int64_t n, uint64_t *state)
         float x = random_unit(state);
         uint32_t bits;
         memcpy(&bits, &x, sizeof bits);
-        uint8_t bit = (uint8_t)(next_random(state) >> 63);
+        uint8_t bit = (uint8_t)(kiln_splitmix64(state) >> 63);
         switch (t->dtype) {
         case KILN_DTYPE_F32: ((float *)t->data)[i] = x; break;
         case KILN_DTYPE_F64: ((double *)t->data)[i] = x; break;

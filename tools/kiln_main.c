@@ -17,6 +17,9 @@ static void usage(FILE *f)
             "  scratch-size  largest scratch need of programs (e.g. shards); --write records it as\n"
             "            their shared scratch-group size\n"
             "  verify    check program files whole: validation, loading, every signature and hash\n"
+            "  generate  generate text with an LLM (.gguf or a program compiled from one)\n"
+            "  perplexity  perplexity of a text under an LLM, teacher-forced (--logits OUT.npy)\n"
+            "  tokenize  the token ids of a text under an LLM's vocabulary\n"
             "\n"
             "Run 'kiln <command> --help' for a command's options. 'kiln --version' prints the version.\n"
             "Exit status: 0 ok, 1 failure, 2 usage error, 3 unsupported operator, 4 invalid input file.\n");
@@ -43,6 +46,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "scratch-size") == 0) return cmd_scratch_size(argc - 1, argv + 1);
     if (strcmp(cmd, "verify") == 0) return cmd_verify(argc - 1, argv + 1);
+    if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 1, argv + 1);
+    if (strcmp(cmd, "perplexity") == 0) return cmd_perplexity(argc - 1, argv + 1);
+    if (strcmp(cmd, "tokenize") == 0) return cmd_tokenize(argc - 1, argv + 1);
     char shown[KILN_ESCAPED_NAME_SIZE];
     cli_error("unknown command '%s' (try 'kiln --help')", cli_esc(shown, cmd));
     return KILN_EXIT_USAGE;
