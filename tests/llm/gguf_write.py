@@ -298,12 +298,22 @@ def random_llama_weights(rng, *, vocab_size, dim, layers, ffn, heads, kv_heads, 
     return w
 
 
+def pad_vocab(vocab, size):
+    """Grows vocab to size tokens (the shapes of real models: 32000 for the llama family) with
+    normal pieces no text merges into ("\u2581kiln<i>" at scores below every real piece's)."""
+    for i in range(len(vocab["tokens"]), size or 0):
+        vocab["tokens"].append(f"\u2581kiln{i}")
+        vocab["scores"].append(-1000.0 - i)
+        vocab["types"].append(1)
+
+
 def _cmd_random(args):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import spm_vocab
 
     rng = np.random.default_rng(args.seed)
     vocab = spm_vocab.byte_vocab_with_pieces(spm_vocab.DEFAULT_RANDOM_PIECES)
+    pad_vocab(vocab, args.vocab)
     weights = random_llama_weights(
         rng, vocab_size=len(vocab["tokens"]), dim=args.dim, layers=args.layers, ffn=args.ffn,
         heads=args.heads, kv_heads=args.kv_heads, untied=args.untied, biases=args.arch == "qwen2")
@@ -348,6 +358,7 @@ def main(argv=None):
     r.add_argument("--kv-heads", type=int, default=2)
     r.add_argument("--ffn", type=int, default=128)
     r.add_argument("--context", type=int, default=128)
+    r.add_argument("--vocab", type=int, default=0, help="pad the vocabulary to this many tokens (default: the random vocabulary's size)")
     r.add_argument("--rope-base", type=float, default=10000.0)
     r.add_argument("--untied", action="store_true", help="a separate output.weight (default: tied to token_embd)")
     r.add_argument("--version", type=int, choices=[2, 3], default=3)

@@ -73,7 +73,10 @@ static kiln_status allocate(kiln_llm *llm, kiln_diag *d)
         mask_n > SIZE_MAX / sizeof(float) || llm->n_vocab > SIZE_MAX / sizeof(float))
         return kiln_diag_fail(d, KILN_ERROR_LIMIT, "the KV cache of %zu layers x %zu positions x %zu does not fit in memory",
                               llm->n_layer, C, llm->n_kv);
-    llm->cache = kiln_alloc_zero(a, cache_n * sizeof(float), 64);
+    /* Not zeroed: a slot is read only once its position is filled (the mask of every other slot
+       is -inf, and kiln.Attention skips such slots without reading them), and zeroing the cache
+       of a 110M model (75 MB at 1024 positions) would fault in every page at load. */
+    llm->cache = kiln_alloc(a, cache_n * sizeof(float), 64);
     llm->tokens = kiln_alloc(a, C * sizeof(int32_t), 64);
     llm->logits = kiln_alloc(a, llm->n_vocab * sizeof(float), 64);
     llm->in_tokens = kiln_alloc(a, T * sizeof(int32_t), 64);
