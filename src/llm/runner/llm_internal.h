@@ -7,7 +7,7 @@
  * Memory of one kiln_llm (all from `allocator`):
  *
  *   cache   f32 [L][2][C][KVD]  slot j of layer l: K at cache[(2l)*C*KVD + j*KVD],
- *                               V at cache[(2l+1)*C*KVD + j*KVD]; slots >= n_past are zero or
+ *                               V at cache[(2l+1)*C*KVD + j*KVD]; slots >= n_past are uninitialised or
  *                               stale and always masked out
  *   tokens  i32 [C]             the token of each slot 0..n_past-1
  *   logits  f32 [n_vocab]       the scores after the last evaluated token (valid: has_logits)
