@@ -58,7 +58,19 @@ typedef struct kiln_llm_options {
  * On failure message (message_size bytes, may be NULL/0) holds one line; "" on success. */
 KILN_API kiln_status kiln_llm_create(kiln_program *program, const kiln_llm_options *options, kiln_llm **out,
                                      char *message, size_t message_size);
-/* Unloads the methods, destroys the module and frees everything; NULL is ignored. */
+/* As kiln_llm_create over the n_programs shard programs of one model (kiln compile MODEL.gguf
+ * --shards N; the programs in shard order, as the manifest lists them): a module per shard,
+ * each loading its "prefill" and "decode" (so the two share that shard's contexts), all in one
+ * scratch group (options->scratch_group, or one the runner creates and releases), so that one
+ * scratch buffer of the largest shard's need serves them all. Shard 0 takes the tokens and every
+ * other shard the previous one's "hidden" rows; the last gives the logits; shard i's layers
+ * follow shard i-1's (docs/llm.md, "Shards"). The vocabulary is programs[0]'s. A shard of
+ * another layout is KILN_ERROR_MODEL with a message naming the shard; otherwise the statuses
+ * of kiln_llm_create (KILN_ERROR_INVALID_ARGUMENT also for NULL programs or n_programs 0). */
+KILN_API kiln_status kiln_llm_create_sharded(kiln_program *const *programs, size_t n_programs,
+                                             const kiln_llm_options *options, kiln_llm **out, char *message,
+                                             size_t message_size);
+/* Unloads the methods, destroys the modules and frees everything; NULL is ignored. */
 KILN_API void        kiln_llm_destroy(kiln_llm *llm);
 /* One line about the most recent failed call on llm, "" if none. Valid until the next call. */
 KILN_API const char *kiln_llm_last_error(const kiln_llm *llm);

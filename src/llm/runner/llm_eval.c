@@ -16,6 +16,7 @@
  * Padding rows get position min(p + t, C - 1) (any position < C is allowed) and token 0.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "llm/runner/llm_internal.h"
@@ -67,29 +68,58 @@ static kiln_status get_rows(kiln_method *m, size_t index, size_t rows, size_t co
     return KILN_OK;
 }
 
-/* One call of `m` (rows R) on tokens[0..n), n <= R; logits rows to logits_out when not NULL. */
-static kiln_status run_chunk(kiln_llm *llm, kiln_method *m, size_t rows, const int32_t *tokens, size_t n,
-                             float *logits_out, kiln_diag *d)
+/* Sets shard sh's inputs (input 0 is in0: the tokens, or the previous shard's hidden rows),
+   runs it, copies the new rows' K and V of its layers into their cache slots p .. p + n - 1, and
+   gives its output 0 (hidden rows or logits, checked to be rows x out0_width) through *out0. A
+   later shard's failure leaves those slots written but unfilled (n_past unchanged), as before. */
+static kiln_status run_shard(kiln_llm *llm, const llm_shard *sh, bool prefill, size_t rows, const kiln_tensor *in0,
+                             size_t n, size_t out0_width, const float **out0)
 {
-    size_t C = llm->n_ctx, KVD = llm->n_kv, V = llm->n_vocab, p = llm->n_past;
-    fill_inputs(llm, tokens, n, rows);
-    kiln_tensor tok = {.dtype = KILN_DTYPE_I32, .rank = 1, .shape = {(int64_t)rows}, .data = llm->in_tokens};
+    size_t C = llm->n_ctx, KVD = llm->n_kv, p = llm->n_past;
+    kiln_method *m = prefill ? sh->prefill : sh->decode;
     kiln_tensor pos = {.dtype = KILN_DTYPE_I32, .rank = 1, .shape = {(int64_t)rows}, .data = llm->in_positions};
-    kiln_status st = kiln_method_set_input(m, 0, &tok);
+    kiln_status st = kiln_method_set_input(m, 0, in0);
     if (st == KILN_OK) st = kiln_method_set_input(m, 1, &pos);
     if (st == KILN_OK) st = set_f32(m, 2, llm->in_mask, rows, C + rows);
-    for (size_t i = 0; i < 2 * llm->n_layer && st == KILN_OK; i++) st = set_f32(m, 3 + i, llm->cache + i * C * KVD, C, KVD);
+    float *cache = llm->cache + 2 * sh->first_layer * C * KVD; /* K and V of its first layer */
+    for (size_t i = 0; i < 2 * sh->n_layer && st == KILN_OK; i++) st = set_f32(m, 3 + i, cache + i * C * KVD, C, KVD);
     if (st == KILN_OK) st = kiln_method_execute(m);
-    if (st != KILN_OK)
-        return kiln_diag_fail(d, st, "evaluating %zu tokens at position %zu failed: %s", n, p, kiln_status_str(st));
-    const float *logits;
-    st = get_rows(m, 0, rows, V, &logits);
-    for (size_t i = 0; i < 2 * llm->n_layer && st == KILN_OK; i++) {
+    if (st != KILN_OK) return st;
+    for (size_t i = 0; i < 2 * sh->n_layer && st == KILN_OK; i++) {
         const float *kv;
         st = get_rows(m, 1 + i, rows, KVD, &kv);
-        if (st == KILN_OK) memcpy(llm->cache + (i * C + p) * KVD, kv, n * KVD * sizeof(float));
+        if (st == KILN_OK) memcpy(cache + (i * C + p) * KVD, kv, n * KVD * sizeof(float));
     }
-    if (st != KILN_OK) return kiln_diag_fail(d, st, "the method's outputs are not the shapes it declared");
+    if (st == KILN_OK) st = get_rows(m, 0, rows, out0_width, out0);
+    return st;
+}
+
+/* One call of every shard (rows R: prefill or decode) on tokens[0..n), n <= R; logits rows to
+   logits_out when not NULL. */
+static kiln_status run_chunk(kiln_llm *llm, bool prefill, size_t rows, const int32_t *tokens, size_t n,
+                             float *logits_out, kiln_diag *d)
+{
+    size_t V = llm->n_vocab, p = llm->n_past;
+    fill_inputs(llm, tokens, n, rows);
+    kiln_tensor in0 = {.dtype = KILN_DTYPE_I32, .rank = 1, .shape = {(int64_t)rows}, .data = llm->in_tokens};
+    const float *logits = NULL;
+    for (size_t s = 0; s < llm->n_shards; s++) {
+        bool last = s + 1 == llm->n_shards;
+        const float *out0;
+        kiln_status st = run_shard(llm, &llm->shards[s], prefill, rows, &in0, n, last ? V : llm->n_embd, &out0);
+        if (st == KILN_ERROR_INTERNAL)
+            return kiln_diag_fail(d, st, "the method's outputs are not the shapes it declared");
+        if (st != KILN_OK) {
+            if (llm->n_shards > 1)
+                return kiln_diag_fail(d, st, "evaluating %zu tokens at position %zu failed in shard %zu: %s", n, p, s,
+                                      kiln_status_str(st));
+            return kiln_diag_fail(d, st, "evaluating %zu tokens at position %zu failed: %s", n, p, kiln_status_str(st));
+        }
+        /* The hand-off: a view of shard s's output, copied by the next shard's set_input. */
+        in0 = (kiln_tensor){.dtype = KILN_DTYPE_F32, .rank = 2, .shape = {(int64_t)rows, (int64_t)llm->n_embd},
+                            .data = (void *)out0};
+        logits = out0;
+    }
     if (logits_out) memcpy(logits_out, logits, n * V * sizeof(float));
     memcpy(llm->logits, logits + (n - 1) * V, V * sizeof(float));
     memcpy(llm->tokens + p, tokens, n * sizeof(int32_t));
@@ -118,7 +148,7 @@ kiln_status kiln_llm_eval(kiln_llm *llm, const int32_t *tokens, size_t n, float 
         size_t left = n - done, take = left < T ? left : T;
         bool prefill = T > 1 && take * 8 >= T && take > 1;
         if (!prefill) take = 1;
-        kiln_status st = run_chunk(llm, prefill ? llm->prefill : llm->decode, prefill ? T : 1, tokens + done, take,
+        kiln_status st = run_chunk(llm, prefill, prefill ? T : 1, tokens + done, take,
                                    logits_out ? logits_out + done * llm->n_vocab : NULL, &d);
         if (st != KILN_OK) return st;
         done += take;

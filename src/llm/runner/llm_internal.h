@@ -25,14 +25,25 @@
 
 #define KILN_LLM_ERROR_SIZE 512
 
-struct kiln_llm {
-    const kiln_allocator *allocator;    /* never NULL */
+/* One program of the model (the whole model, or one shard of kiln compile --shards N): a module
+   of its own with both methods, and which of the model's layers it holds. */
+typedef struct llm_shard {
     kiln_module *module;
     kiln_method *prefill, *decode;
+    size_t first_layer;     /* its layers are first_layer .. first_layer + n_layer - 1 */
+    size_t n_layer;
+} llm_shard;
+
+struct kiln_llm {
+    const kiln_allocator *allocator;    /* never NULL */
+    llm_shard *shards;      /* (n_shards) in model order: the first takes tokens, the last gives logits */
+    size_t n_shards;
+    kiln_scratch_group *own_group;      /* the shards' one scratch group when the caller gave none */
     kiln_vocab *vocab;
     size_t n_ctx;           /* C */
     size_t n_batch;         /* T, prefill rows */
-    size_t n_layer;         /* L */
+    size_t n_layer;         /* L, over all shards */
+    size_t n_embd;          /* D of the "hidden" rows between shards (0 for one program) */
     size_t n_kv;            /* KVD, floats per cache row */
     size_t n_vocab;
     float *cache;           /* (L, 2, C, KVD) */

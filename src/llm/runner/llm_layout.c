@@ -1,11 +1,14 @@
 /* llm_layout.c — the prefill/decode pair's inputs and outputs, checked against the layout:
  *
  *   inputs   0 tokens i32 [T] | 1 positions i32 [T] | 2 mask f32 [T, C + T] |
- *            3 + 2l cache_k.<l> f32 [C, KVD] | 4 + 2l cache_v.<l> f32 [C, KVD]
- *   outputs  0 logits f32 [T, n_vocab] | 1 + 2l k.<l> f32 [T, KVD] | 2 + 2l v.<l> f32 [T, KVD]
+ *            3 + 2l cache_k.<f+l> f32 [C, KVD] | 4 + 2l cache_v.<f+l> f32 [C, KVD]
+ *   outputs  0 logits f32 [T, n_vocab] | 1 + 2l k.<f+l> f32 [T, KVD] | 2 + 2l v.<f+l> f32 [T, KVD]
  *
- * with T = 1 for decode and C, L, KVD and n_vocab equal in both. Anything else is not a program
- * the runner can drive, and one message says which value differs.
+ * with T = 1 for decode and C, L, KVD and n_vocab equal in both; f = 0 for a whole program. A
+ * shard of a model (kiln compile MODEL.gguf --shards N) has its own layers f .. f + L - 1, and
+ * takes input 0 "hidden" f32 [T, D] (every shard but the first) and gives output 0 "hidden"
+ * (every shard but the last) instead of tokens and logits. Anything else is not a program the
+ * runner can drive, and one message says which value differs.
  *
  * Layer: llm runner. Public runtime API and core's shape formatting only.
  */
@@ -46,8 +49,8 @@ static kiln_status check_value(const kiln_method *m, const char *method, const v
 
 /* Reads T, C and KVD from the method's own first inputs (so that a wrong one is named as it is),
    then checks every value against them. */
-static kiln_status check_method(const kiln_method *m, const char *method, size_t want_batch, llm_layout *io,
-                                kiln_diag *d)
+static kiln_status check_method(const kiln_method *m, const char *method, size_t want_batch,
+                                const llm_shard_place *place, llm_layout *io, kiln_diag *d)
 {
     size_t n_in = kiln_method_input_count(m), n_out = kiln_method_output_count(m);
     if (n_in < 5 || n_in % 2 == 0 || n_out != n_in - 2)
@@ -62,20 +65,29 @@ static kiln_status check_method(const kiln_method *m, const char *method, size_t
     int64_t batch = (int64_t)want_batch;
     int64_t ctx = mask.rank == 2 ? mask.shape[1] - batch : 0;
     int64_t kvd = cache.rank == 2 ? cache.shape[1] : 0;
-    int64_t vocab = logits.rank == 2 ? logits.shape[1] : 0;
+    int64_t out0 = logits.rank == 2 ? logits.shape[1] : 0; /* n_vocab, or D for a shard giving hidden */
+    /* A later shard's lengths are the first one's; the first's come from its own values. */
+    int64_t embd = place->first ? (place->last ? 0 : out0) : (int64_t)place->n_embd;
+    if (!place->first) ctx = (int64_t)place->n_ctx, kvd = (int64_t)place->n_kv;
     if (io->n_layer) { /* the second method: the first one's lengths */
-        ctx = (int64_t)io->n_ctx, kvd = (int64_t)io->n_kv, vocab = (int64_t)io->n_vocab;
+        ctx = (int64_t)io->n_ctx, kvd = (int64_t)io->n_kv;
+        if (place->last) out0 = (int64_t)io->n_vocab;
         if (n_layer != io->n_layer)
             return kiln_diag_fail(d, KILN_ERROR_MODEL, "%s: method '%s' has %zu layers, 'prefill' %zu", NOT_LLM,
                                   method, n_layer, io->n_layer);
     }
+    if (!place->last) out0 = embd;
+    int64_t vocab = out0;
     if (ctx < 1 || kvd < 1 || vocab < 1) ctx = kvd = vocab = 1; /* then check_value names what is wrong */
+    if (embd < 1) embd = 1;
     value_want w[] = {
         {"input", 0, "tokens", KILN_DTYPE_I32, batch, -1},
         {"input", 1, "positions", KILN_DTYPE_I32, batch, -1},
         {"input", 2, "mask", KILN_DTYPE_F32, batch, ctx + batch},
         {"output", 0, "logits", KILN_DTYPE_F32, batch, vocab},
     };
+    if (!place->first) w[0] = (value_want){"input", 0, "hidden", KILN_DTYPE_F32, batch, embd};
+    if (!place->last) w[3] = (value_want){"output", 0, "hidden", KILN_DTYPE_F32, batch, embd};
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) KILN_TRY(check_value(m, method, &w[i], d));
     for (size_t l = 0; l < n_layer; l++) {
         value_want kv[4] = {
@@ -84,26 +96,31 @@ static kiln_status check_method(const kiln_method *m, const char *method, size_t
             {"output", 1 + 2 * l, "", KILN_DTYPE_F32, batch, kvd},
             {"output", 2 + 2 * l, "", KILN_DTYPE_F32, batch, kvd},
         };
-        snprintf(kv[0].name, sizeof kv[0].name, "cache_k.%zu", l);
-        snprintf(kv[1].name, sizeof kv[1].name, "cache_v.%zu", l);
-        snprintf(kv[2].name, sizeof kv[2].name, "k.%zu", l);
-        snprintf(kv[3].name, sizeof kv[3].name, "v.%zu", l);
+        size_t g = place->first_layer + l; /* the layer's number in the whole model */
+        snprintf(kv[0].name, sizeof kv[0].name, "cache_k.%zu", g);
+        snprintf(kv[1].name, sizeof kv[1].name, "cache_v.%zu", g);
+        snprintf(kv[2].name, sizeof kv[2].name, "k.%zu", g);
+        snprintf(kv[3].name, sizeof kv[3].name, "v.%zu", g);
         for (size_t i = 0; i < 4; i++) KILN_TRY(check_value(m, method, &kv[i], d));
     }
     *io = (llm_layout){.n_batch = io->n_layer ? io->n_batch : want_batch, .n_ctx = (size_t)ctx,
-                       .n_layer = n_layer, .n_kv = (size_t)kvd, .n_vocab = (size_t)vocab};
+                       .n_layer = n_layer, .n_kv = (size_t)kvd, .n_vocab = place->last ? (size_t)vocab : 0,
+                       .n_embd = place->first && place->last ? 0 : (size_t)embd};
     return KILN_OK;
 }
 
-kiln_status llm_layout_read(const kiln_method *prefill, const kiln_method *decode, llm_layout *out, kiln_diag *d)
+kiln_status llm_layout_read(const kiln_method *prefill, const kiln_method *decode, const llm_shard_place *place,
+                            llm_layout *out, kiln_diag *d)
 {
-    kiln_tensor tokens;
-    if (kiln_method_input_count(prefill) < 1 || kiln_method_input_info(prefill, 0, &tokens) != KILN_OK ||
-        tokens.rank != 1 || tokens.shape[0] < 1)
-        return kiln_diag_fail(d, KILN_ERROR_MODEL, "%s: method 'prefill' has no input 0 'tokens' i32 [T]", NOT_LLM);
+    kiln_tensor in0;
+    if (kiln_method_input_count(prefill) < 1 || kiln_method_input_info(prefill, 0, &in0) != KILN_OK ||
+        in0.rank < 1 || in0.shape[0] < 1)
+        return kiln_diag_fail(d, KILN_ERROR_MODEL, "%s: method 'prefill' has no input 0 '%s' [T%s]", NOT_LLM,
+                              place->first ? "tokens" : "hidden", place->first ? "" : ", D");
+    size_t batch = place->first ? (size_t)in0.shape[0] : place->n_batch;
     llm_layout io = {0};
-    KILN_TRY(check_method(prefill, "prefill", (size_t)tokens.shape[0], &io, d));
-    KILN_TRY(check_method(decode, "decode", 1, &io, d));
+    KILN_TRY(check_method(prefill, "prefill", batch, place, &io, d));
+    KILN_TRY(check_method(decode, "decode", 1, place, &io, d));
     *out = io;
     return KILN_OK;
 }
