@@ -10,11 +10,15 @@
 #include "llm/gguf/vocab_gguf.h"
 #include "llm/runner/llm_vocab_program.h"
 #include "read_file.h"
+#include "run_shards.h"
+#include "shard_manifest.h"
 
 void cli_llm_close(cli_llm *m)
 {
     kiln_llm_destroy(m->llm);
     kiln_program_close(m->program);   /* the runner's module kept what it needed until here */
+    for (size_t i = 0; i < m->n_shards; i++) kiln_program_close(m->shards[i]);
+    kiln_free(kiln_allocator_default(), m->shards);
     kiln_free(kiln_allocator_default(), m->bytes);
     memset(m, 0, sizeof *m);
 }
@@ -42,13 +46,38 @@ static int compile_in_memory(const char *cmd, const char *path, const char *targ
     return 0;
 }
 
+/* The programs a shard manifest lists, opened in order into m->shards. */
+static int open_shards(const char *cmd, const char *path, cli_llm *m)
+{
+    char why[512], shown[KILN_ESCAPED_NAME_SIZE];
+    shard_manifest man;
+    if (shard_manifest_read(path, &man, why, sizeof why) != 0) {
+        cli_error("%s: shard manifest '%s': %s", cmd, cli_esc(shown, path), why);
+        return KILN_EXIT_INVALID;
+    }
+    int rc = 0;
+    m->shards = kiln_alloc_zero(kiln_allocator_default(), man.n_shards * sizeof *m->shards, 16);
+    if (!m->shards) {
+        cli_error("%s: out of memory", cmd);
+        rc = KILN_EXIT_FAILURE;
+    }
+    for (size_t i = 0; !rc && i < man.n_shards; i++) {
+        rc = cli_open_program(cmd, man.shards[i].path, &m->shards[i]);
+        if (!rc) m->n_shards = i + 1;
+    }
+    shard_manifest_free(&man);
+    return rc;
+}
+
 int cli_llm_open(const char *cmd, const char *path, int threads, const char *target, cli_llm *m)
 {
     memset(m, 0, sizeof *m);
     char shown[KILN_ESCAPED_NAME_SIZE];
     double t0 = cli_now();
     int rc;
-    if (cli_file_kind_of(path, NULL) == CLI_FILE_PROGRAM) {
+    if (shard_manifest_detect(path)) {
+        rc = open_shards(cmd, path, m);
+    } else if (cli_file_kind_of(path, NULL) == CLI_FILE_PROGRAM) {
         rc = cli_open_program(cmd, path, &m->program);
     } else {
         rc = compile_in_memory(cmd, path, target, m);
@@ -60,7 +89,8 @@ int cli_llm_open(const char *cmd, const char *path, int threads, const char *tar
     }
     kiln_llm_options o = {.struct_size = sizeof o, .num_threads = threads, .target = target};
     char message[1024];
-    kiln_status st = kiln_llm_create(m->program, &o, &m->llm, message, sizeof message);
+    kiln_status st = m->program ? kiln_llm_create(m->program, &o, &m->llm, message, sizeof message)
+                                : kiln_llm_create_sharded(m->shards, m->n_shards, &o, &m->llm, message, sizeof message);
     if (st != KILN_OK) {
         cli_error("%s: '%s': %s", cmd, cli_esc(shown, path), message);
         cli_llm_close(m);
@@ -89,9 +119,16 @@ int cli_vocab_open(const char *cmd, const char *path, kiln_vocab **out)
 {
     *out = NULL;
     char shown[KILN_ESCAPED_NAME_SIZE], why[512];
-    if (cli_file_kind_of(path, NULL) == CLI_FILE_PROGRAM) {
-        kiln_program *program;
-        int rc = cli_open_program(cmd, path, &program);
+    bool manifest = shard_manifest_detect(path);
+    if (manifest || cli_file_kind_of(path, NULL) == CLI_FILE_PROGRAM) {
+        kiln_program *program = NULL;
+        cli_llm shards = {0};
+        int rc = manifest ? open_shards(cmd, path, &shards) : cli_open_program(cmd, path, &program);
+        if (manifest && !rc) {
+            program = shards.shards[0]; /* every shard carries the vocabulary */
+            shards.shards[0] = NULL;
+        }
+        cli_llm_close(&shards);
         if (rc) return rc;
         kiln_diag d = kiln_diag_over(why, sizeof why);
         kiln_status st = llm_vocab_from_program(program, NULL, out, &d);

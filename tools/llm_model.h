@@ -12,20 +12,23 @@
 
 typedef struct cli_llm {
     void *bytes;                /* the program compiled from a GGUF model, or NULL */
-    kiln_program *program;
+    kiln_program *program;      /* the one program, or NULL for a shard manifest */
+    kiln_program **shards;      /* (n_shards) a shard manifest's programs in order, or NULL */
+    size_t n_shards;
     kiln_llm *llm;
     double compile_ms;          /* 0 for a .kiln */
     double load_ms;             /* program open + kiln_llm_create */
 } cli_llm;
 
-/* Opens path (a program, or a model compiled in memory: a GGUF file) and creates its runner
+/* Opens path (a program, a shard manifest of kiln compile MODEL.gguf --shards N, or a model
+ * compiled in memory: a GGUF file) and creates its runner
  * with threads and target (NULL: best). cmd names the command in messages. 0, or after
  * reporting one line the exit status (docs/cli.md); *m is then closed. */
 int cli_llm_open(const char *cmd, const char *path, int threads, const char *target, cli_llm *m);
 void cli_llm_close(cli_llm *m);
 
-/* Only the vocabulary of path: a GGUF file's own metadata (no compile), or a program's
- * "llm.gguf". 0, or after reporting one line the exit status. */
+/* Only the vocabulary of path: a GGUF file's own metadata (no compile), or a program's (for a
+ * shard manifest, its first shard's) "llm.gguf". 0, or after reporting one line the exit status. */
 int cli_vocab_open(const char *cmd, const char *path, kiln_vocab **out);
 
 /* Peak resident set size of this process in bytes (getrusage), 0 if unknown. */
