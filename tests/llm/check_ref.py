@@ -30,7 +30,6 @@ logits by a good part of the logits themselves (a deliberate Q4_K or Q6_K scale 
 import argparse
 import os
 import sys
-import tempfile
 
 import numpy as np
 
@@ -77,19 +76,17 @@ def greedy_failures(ref):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ref", required=True, help="the kiln_ref_llama binary")
-    ap.add_argument("--quantize", help="llama.cpp's llama-quantize binary (omit: skip its files)")
-    ap.add_argument("--keep", help="folder to keep the GGUF files and logits in")
+    tm.add_arguments(ap)
     args = ap.parse_args()
-    folder = args.keep or tempfile.mkdtemp(prefix="kiln-ref-")
-    os.makedirs(folder, exist_ok=True)
     tokens = tm.tokens(tm.vocab())
     failures = greedy_failures(args.ref)
     checked = 2
     if not args.quantize:
         print("SKIP llama-quantize files (Q4_K_M, Q6_K, Q4_0): no --quantize binary")
-    for _case, path, tname in tm.write_all(folder, tm.vocab(), args.quantize, QUANTIZE_TYPES):
-        failures += not compare(args.ref, path, tname, tokens, folder)
-        checked += 1
+    with tm.folder(args, "kiln-ref-") as folder:
+        for _case, path, tname in tm.write_all(folder, tm.vocab(), args.quantize, QUANTIZE_TYPES):
+            failures += not compare(args.ref, path, tname, tokens, folder)
+            checked += 1
     print(f"{checked - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -24,9 +24,7 @@ Without --quantize the llama-quantize files are skipped (said so). Exit 1 on a m
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 import numpy as np
 
@@ -59,7 +57,7 @@ def check_logits(build, path, tname, ids, folder):
     lcpp = tm.oracle_logits(path, ids)
     if ours.shape != ref.shape or ours.shape != lcpp.shape:
         print(f"FAIL {os.path.basename(path)}: shapes kiln {ours.shape} ref {ref.shape} llama.cpp {lcpp.shape}")
-        return False, None
+        return False
     r_ref, r_lcpp = relative(ours, ref), relative(ours, lcpp)
     # The rows that came through decode (the cache path) on their own, against the reference.
     r_cache = relative(ours[PREFILL:], ref[PREFILL:])
@@ -68,7 +66,7 @@ def check_logits(build, path, tname, ids, folder):
           f"kiln-ref {r_ref:.2e} (cache rows {r_cache:.2e}, tol {REF_TOLERANCE:.0e})  "
           f"kiln-llama.cpp {r_lcpp:.2e} (tol {tm.ORACLE_TOLERANCE[tname]:.0e})  "
           f"max|logit| {np.abs(lcpp).max():.1f}  argmax equal {np.mean(ours.argmax(1) == lcpp.argmax(1)):.2f}")
-    return ok, (r_ref, r_lcpp)
+    return ok
 
 
 def check_size(build, path, folder):
@@ -85,29 +83,22 @@ def check_size(build, path, folder):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True, help="the build folder (kiln, kiln_ref_llama, tests/llm/test_llm_import)")
-    ap.add_argument("--quantize", help="llama.cpp's llama-quantize binary (omit: skip its files)")
-    ap.add_argument("--keep", help="folder to keep the GGUF files and logits in")
+    tm.add_arguments(ap)
     args = ap.parse_args()
-    folder = args.keep or tempfile.mkdtemp(prefix="kiln-types-")
-    os.makedirs(folder, exist_ok=True)
-    try:
+    with tm.folder(args, "kiln-types-") as folder:
         vocab = tm.vocab()
         ids = tm.tokens(vocab)
         if not args.quantize:
             print("SKIP llama-quantize files (Q4_K_M, Q6_K, Q4_0, Q8_0) and their sizes: no --quantize binary")
         failures = checked = 0
         for _case, path, tname in tm.write_all(folder, vocab, args.quantize):
-            ok, _ = check_logits(args.build, path, tname, ids, folder)
-            failures += not ok
+            failures += not check_logits(args.build, path, tname, ids, folder)
             checked += 1
             if tname in SIZE_TYPES:
                 failures += not check_size(args.build, path, folder)
                 checked += 1
-        print(f"{checked - failures} passed, {failures} failed")
-        return 1 if failures else 0
-    finally:
-        if not args.keep:
-            shutil.rmtree(folder, ignore_errors=True)
+    print(f"{checked - failures} passed, {failures} failed")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -4,10 +4,12 @@ grouped-query attention 4/2) and a qwen2 (untied, Q/K/V biases, GQA 4/1) written
 gguf_write.py in F32, F16, BF16, Q8_0 and Q4_0, and made from the F32 file by llama.cpp's own
 llama-quantize in Q4_K_M (Q4_K + Q6_K), Q6_K, Q4_0 and Q8_0, as llama.cpp users make them.
 """
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -80,6 +82,23 @@ def write_all(folder, vocabulary, quantize=None, quantize_types=QUANTIZE_TYPES):
             run(quantize, f32, path, qtype)
             files.append((name, path, tname))
     return files
+
+
+def add_arguments(ap):
+    """The options the checks over these files share."""
+    ap.add_argument("--quantize", help="llama.cpp's llama-quantize binary (omit: skip its files)")
+    ap.add_argument("--keep", help="folder to keep the GGUF files and logits in (default: a temporary one, removed)")
+
+
+@contextlib.contextmanager
+def folder(args, prefix):
+    """--keep's folder, or a temporary one removed afterwards."""
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        yield args.keep
+    else:
+        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+            yield tmp
 
 
 def tensor_types(path):
