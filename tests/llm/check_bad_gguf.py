@@ -8,7 +8,8 @@ no output file. The bad files are made from a small valid Q8_0 llama written by 
   tokenizer's arrays) and at 64 points through the tensor data;
 - tensor and key/value counts one more, one less (a missing tensor: still exit 4), and 2^62;
 - a tensor's data offset past the end of the file, at the end, and near 2^64;
-- unknown tensor types (not a ggml type at all);
+- unknown tensor types (not a ggml type at all); ggml types kiln does not read (Q5_K, IQ2_XXS)
+  are valid files kiln cannot run: exit 1 (unsupported), one line naming the type;
 - huge dims: one dim 2^62, a product that overflows 64 bits, a zero dim, 2^31 + 1 rows;
 
 and every file of the GGUF fuzz corpus (fuzz/corpus/gguf), each of which is refused (exit 4:
@@ -82,14 +83,14 @@ SHOW = {"truncated_at_100", "truncated_last_byte", "tensor_count_plus_one", "kv_
         "type_99", "dim_2_62", "dims_overflow"}
 
 
-def refused(kiln, path, folder):
+def refused(kiln, path, folder, want=4):
     """(None when kiln compile refuses path as it should, else what went wrong; its stderr)."""
     out = os.path.join(folder, "x.kiln")
     p = subprocess.run([kiln, "compile", path, "-o", out], capture_output=True, text=True, errors="replace")
     lines = p.stderr.splitlines()
     problems = []
-    if p.returncode != 4:
-        problems.append(f"exit {p.returncode}")
+    if p.returncode != want:
+        problems.append(f"exit {p.returncode} (want {want})")
     if len(lines) != 1:
         problems.append(f"{len(lines)} stderr lines")
     if os.path.exists(out):
@@ -125,6 +126,19 @@ def main():
             if problem:
                 failures += 1
                 print(f"FAIL {name}: {problem}")
+        # A ggml type kiln does not read is a valid file kiln cannot run: exit 1 (unsupported), one
+        # line naming it.
+        embd = tensor_info_at(good, "token_embd.weight")
+        for t, tname in ((13, "Q5_K"), (16, "IQ2_XXS")):
+            path = os.path.join(folder, "unsupported.gguf")
+            with open(path, "wb") as f:
+                f.write(with_u32(good, embd + 4 + 16, t))
+            problem, message = refused(kiln, path, folder, want=1)
+            if problem or f"type {tname}" not in message:
+                failures += 1
+                print(f"FAIL type {tname}: {problem or message}")
+            else:
+                print(f"  type_{tname}: {message}")
         print(f"{len(cases) - failures} of {len(cases)} bad GGUF files refused with exit 4 and one error line "
               f"({len(cases) - len(os.listdir(corpus))} made from a valid model, {len(os.listdir(corpus))} from the corpus)")
         return 1 if failures else 0
