@@ -13,6 +13,11 @@
  *       also runs the last id again through decode, over the cache filled from prefill's k/v
  *       outputs of the ids before it, and requires the same logits (the decode method and the
  *       cache layout agree with prefill).
+ *   test_llm_import logits MODEL.gguf IDS OUT.json PREFILL ROWS
+ *       compiles MODEL with --prefill PREFILL, runs ids 0..ROWS-1 through prefill in chunks of
+ *       PREFILL (the last one padded, each over the cache of the chunks before) and the rest
+ *       through decode one at a time over the cache filled from the k/v outputs, and writes the
+ *       logits of each id as above: every row comes through the cache path.
  *   test_llm_import oom MODEL.gguf
  *       compiles MODEL with every allocation failing in turn: OUT_OF_MEMORY each time, nothing
  *       leaked, and the compile succeeds once no allocation fails.
@@ -220,7 +225,46 @@ static void run(kiln_method *m, const int32_t *ids, int64_t n, int64_t start, in
     free(mask);
 }
 
-static int cmd_logits(char **argv)
+/* Copies rows [0, rows) of m's k/v outputs into the cache slots from `slot` on. */
+static void append_cache(kiln_method *m, int64_t rows, int64_t slot, float **caches, int64_t L, int64_t kvd)
+{
+    for (int64_t i = 0; i < 2 * L; i++) {
+        kiln_tensor kv;
+        REQUIRE(kiln_method_get_output(m, (size_t)(1 + i), &kv) == KILN_OK);
+        memcpy(caches[i] + slot * kvd, kv.data, (size_t)(rows * kvd) * sizeof(float));
+    }
+}
+
+/* Copies rows [0, rows) of m's logits into out from row `row` on. */
+static void take_logits(kiln_method *m, int64_t rows, int64_t row, float *out, int64_t V)
+{
+    kiln_tensor logits;
+    REQUIRE(kiln_method_get_output(m, 0, &logits) == KILN_OK);
+    REQUIRE(logits.shape[1] == V);
+    memcpy(out + row * V, logits.data, (size_t)(rows * V) * sizeof(float));
+}
+
+static void write_json(const char *path, const float *logits, int64_t n, int64_t V)
+{
+    FILE *f = fopen(path, "w");
+    REQUIRE(f);
+    fprintf(f, "{\"n_vocab\": %lld, \"logits\": [", (long long)V);
+    for (int64_t t = 0; t < n; t++) {
+        fprintf(f, "%s[", t ? ", " : "");
+        for (int64_t v = 0; v < V; v++) fprintf(f, "%s%.9g", v ? ", " : "", (double)logits[t * V + v]);
+        fprintf(f, "]");
+    }
+    fprintf(f, "]}\n");
+    EXPECT(fclose(f) == 0);
+}
+
+/* logits MODEL IDS OUT.json [PREFILL ROWS]: without PREFILL, one prefill of every id, then decode
+   of the last id over the others' cache, which must give prefill's last row. With them, the
+   program is compiled with --prefill PREFILL; ids 0..ROWS-1 go through prefill in chunks of
+   PREFILL (the last one padded, each over the cache of the chunks before it) and the rest
+   through decode, one at a time, each over the cache of all ids before it: the logits written
+   are those of the cache path. */
+static int cmd_logits(int argc, char **argv)
 {
     int32_t ids[256];
     int64_t n = 0;
@@ -229,51 +273,48 @@ static int cmd_logits(char **argv)
         if (*s == ',') s++;
     }
     REQUIRE(n >= 2);
+    int64_t chunk = argc > 4 ? arg_int(argv[4]) : 0, rows = argc > 5 ? arg_int(argv[5]) : n;
+    REQUIRE(rows >= 1 && rows <= n);
     loaded l;
-    load(argv[1], 0, 0, &l);
+    load(argv[1], 0, chunk, &l);
     int64_t L = ((int64_t)kiln_method_input_count(l.prefill) - 3) / 2;
-    kiln_tensor ck = input_info(l.prefill, 3);
-    int64_t C = ck.shape[0], kvd = ck.shape[1];
+    kiln_tensor ck = input_info(l.prefill, 3), lt;
+    REQUIRE(kiln_method_output_info(l.prefill, 0, &lt) == KILN_OK);
+    int64_t C = ck.shape[0], kvd = ck.shape[1], T = lt.shape[0], V = lt.shape[1];
+    REQUIRE(n <= C && (chunk ? T == chunk : n <= T));
     float **caches = calloc((size_t)(2 * L), sizeof *caches);
-    REQUIRE(caches);
+    float *logits = malloc((size_t)(n * V) * sizeof *logits);
+    REQUIRE(caches && logits);
     for (int64_t i = 0; i < 2 * L; i++) REQUIRE((caches[i] = calloc((size_t)(C * kvd), sizeof(float))));
 
-    unit_section("prefill of the ids over an empty cache");
-    run(l.prefill, ids, n, 0, 0, caches, L);
-    kiln_tensor logits;
-    REQUIRE(kiln_method_get_output(l.prefill, 0, &logits) == KILN_OK);
-    int64_t V = logits.shape[1];
-    FILE *f = fopen(argv[3], "w");
-    REQUIRE(f);
-    fprintf(f, "{\"n_vocab\": %lld, \"logits\": [", (long long)V);
-    for (int64_t t = 0; t < n; t++) {
-        fprintf(f, "%s[", t ? ", " : "");
-        for (int64_t v = 0; v < V; v++) fprintf(f, "%s%.9g", v ? ", " : "", (double)((float *)logits.data)[t * V + v]);
-        fprintf(f, "]");
+    unit_section("prefill of the ids in chunks, each over the cache of the ones before");
+    for (int64_t at = 0; at < rows; at += T) {
+        int64_t m = rows - at < T ? rows - at : T;
+        run(l.prefill, ids + at, m, at, at, caches, L);
+        take_logits(l.prefill, m, at, logits, V);
+        append_cache(l.prefill, m, at, caches, L, kvd);
     }
-    fprintf(f, "]}\n");
-    EXPECT(fclose(f) == 0);
-    float *last = malloc((size_t)V * sizeof *last);
-    REQUIRE(last);
-    memcpy(last, (float *)logits.data + (n - 1) * V, (size_t)V * sizeof *last);
-    /* The cache rows of ids 0..n-2 are prefill's k/v outputs (position t in slot t). */
-    for (int64_t i = 0; i < 2 * L; i++) {
-        kiln_tensor kv;
-        REQUIRE(kiln_method_get_output(l.prefill, (size_t)(1 + i), &kv) == KILN_OK);
-        memcpy(caches[i], kv.data, (size_t)((n - 1) * kvd) * sizeof(float));
+    unit_section("decode of the rest, one id at a time over the cache");
+    for (int64_t at = rows; at < n; at++) {
+        run(l.decode, ids + at, 1, at, at, caches, L);
+        take_logits(l.decode, 1, at, logits, V);
+        append_cache(l.decode, 1, at, caches, L, kvd);
     }
-
-    unit_section("decode of the last id over the cache of the others gives prefill's logits");
-    run(l.decode, &ids[n - 1], 1, n - 1, n - 1, caches, L);
-    kiln_tensor dl;
-    REQUIRE(kiln_method_get_output(l.decode, 0, &dl) == KILN_OK);
-    double max_diff = 0;
-    for (int64_t v = 0; v < V; v++) max_diff = fmax(max_diff, fabs((double)((float *)dl.data)[v] - last[v]));
-    printf("decode vs prefill logits: max abs diff %.3g\n", max_diff);
-    EXPECT(max_diff < 1e-3);
+    write_json(argv[3], logits, n, V);
+    if (!chunk) {
+        unit_section("decode of the last id over the cache of the others gives prefill's logits");
+        run(l.decode, &ids[n - 1], 1, n - 1, n - 1, caches, L);
+        kiln_tensor dl;
+        REQUIRE(kiln_method_get_output(l.decode, 0, &dl) == KILN_OK);
+        double max_diff = 0;
+        for (int64_t v = 0; v < V; v++)
+            max_diff = fmax(max_diff, fabs((double)((float *)dl.data)[v] - logits[(n - 1) * V + v]));
+        printf("decode vs prefill logits: max abs diff %.3g\n", max_diff);
+        EXPECT(max_diff < 1e-3);
+    }
     for (int64_t i = 0; i < 2 * L; i++) free(caches[i]);
     free(caches);
-    free(last);
+    free(logits);
     unload(&l);
     return unit_finish("test_llm_import logits");
 }
@@ -306,9 +347,9 @@ static int cmd_oom(char **argv)
 int main(int argc, char **argv)
 {
     if (argc == 10 && strcmp(argv[1], "layout") == 0) return cmd_layout(argv + 1);
-    if (argc == 5 && strcmp(argv[1], "logits") == 0) return cmd_logits(argv + 1);
+    if ((argc == 5 || argc == 7) && strcmp(argv[1], "logits") == 0) return cmd_logits(argc - 1, argv + 1);
     if (argc == 3 && strcmp(argv[1], "oom") == 0) return cmd_oom(argv + 1);
     fprintf(stderr, "usage: test_llm_import layout MODEL CONTEXT PREFILL L KVD VOCAB WANT_C WANT_T | logits MODEL "
-                    "IDS OUT.json | oom MODEL\n");
+                    "IDS OUT.json [PREFILL ROWS] | oom MODEL\n");
     return 2;
 }
