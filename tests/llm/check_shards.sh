@@ -1,7 +1,8 @@
 #!/bin/bash
 # ctest driver for GGUF LLM shards (docs/llm.md "Sharded LLMs"): test_llm_shards on the committed
 # fortunes model (5 blocks) in 2, 4 and 5 shards and on a random qwen2 of gguf_write.py (4 blocks,
-# Q8_0, GQA, untied output) in 2 and 4; 6 and 5 shards refused; then `kiln run MANIFEST` of
+# F32 and Q8_0, GQA, untied output) in 2 and 4; 6 and 5 shards refused; allocation failures while
+# compiling shards; then `kiln run MANIFEST` of
 # prefill gives the whole program's logits. Works in a temporary folder of its own; skips
 # (exit 77) without /usr/bin/python3's numpy (the writer's).
 set -euo pipefail
@@ -40,6 +41,9 @@ $py "$here/gguf_write.py" random "$tmp/qwen2q8.gguf" --arch qwen2 --type q8_0 --
 for n in 2 4; do check "$tmp/qwen2.gguf" $n 32 6; done
 check "$tmp/qwen2q8.gguf" 4 32 6
 refuse "$tmp/qwen2.gguf" 4
+mkdir "$tmp/oom"
+"$t" oom "$tmp/qwen2.gguf" "$tmp/oom" 2 > "$tmp/oom.log" 2>&1 || { tail -20 "$tmp/oom.log"; fail "allocation failures"; }
+grep survived "$tmp/oom.log"
 
 # kiln run MANIFEST (the manifest's default method, prefill; then --method decode) against the
 # whole program on the same inputs: every output equal.

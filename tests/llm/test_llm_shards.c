@@ -11,6 +11,9 @@
  *       need (which every shard records as its group size). Run in sequence, hidden handed on,
  *       prefill over a few tokens (causal mask) and then decode of one more over their cache give
  *       the whole program's logits and K/V within 1e-6.
+ *   test_llm_shards oom MODEL.gguf DIR N
+ *       compiles MODEL as N shards with every allocation failing in turn: OUT_OF_MEMORY each time,
+ *       nothing leaked, no file left in DIR, and the compile succeeds once no allocation fails.
  *   test_llm_shards refuse MODEL.gguf DIR L
  *       0 shards and L + 1 shards (L: the model's blocks) are KILN_ERROR_COMPILE_SPEC with a
  *       message, and no file is left in DIR.
@@ -197,14 +200,20 @@ static void compare(prog *whole, prog *shards, size_t N, bool decode, const step
     }
 }
 
-static kiln_status compile_shards(const char *model, const char *dir, size_t n, int64_t C, int64_t T, char *message,
-                                  size_t size)
+static kiln_status compile_shards_with(const kiln_allocator *a, const char *model, const char *dir, size_t n,
+                                       int64_t C, int64_t T, char *message, size_t size)
 {
-    kiln_compile_options opt = {.struct_size = sizeof opt, .llm_context = C, .llm_prefill = T};
+    kiln_compile_options opt = {.struct_size = sizeof opt, .allocator = a, .llm_context = C, .llm_prefill = T};
     kiln_compile_method m = {.name = "forward", .model_path = model};
     char manifest[1024];
     snprintf(manifest, sizeof manifest, "%s/m.manifest", dir);
     return kiln_compile_shards(&opt, &m, n, manifest, message, size);
+}
+
+static kiln_status compile_shards(const char *model, const char *dir, size_t n, int64_t C, int64_t T, char *message,
+                                  size_t size)
+{
+    return compile_shards_with(NULL, model, dir, n, C, T, message, size);
 }
 
 /* "key=value" of the llm.shard text. */
@@ -382,10 +391,35 @@ static int cmd_refuse(char **argv)
     return unit_finish("test_llm_shards refuse");
 }
 
+static int cmd_oom(char **argv)
+{
+    unit_alloc u;
+    kiln_allocator a = unit_alloc_make(&u);
+    size_t N = (size_t)arg_int(argv[3]), n = 1;
+    char message[1024];
+    for (;; n++) {
+        u.n_allocs = 0;
+        u.fail_at = n;
+        kiln_status st = compile_shards_with(&a, argv[1], argv[2], N, 16, 4, message, sizeof message);
+        if (st == KILN_OK) break;
+        if (st != KILN_ERROR_OUT_OF_MEMORY) fprintf(stderr, "  allocation %zu failing: %s: %s\n", n, kiln_status_name(st), message);
+        EXPECT(st == KILN_ERROR_OUT_OF_MEMORY);
+        if (u.live_blocks) fprintf(stderr, "  allocation %zu failing leaked %zu blocks\n", n, u.live_blocks);
+        EXPECT(u.live_blocks == 0);
+        EXPECT(dir_entries(argv[2]) == 0);
+        REQUIRE(n < 1000000);
+    }
+    printf("compiling %zu shards survived each of its %zu allocations failing\n", N, n - 1);
+    EXPECT(u.live_blocks == 0);
+    EXPECT(dir_entries(argv[2]) == N + 1);
+    return unit_finish("test_llm_shards oom");
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "oom") == 0) return cmd_oom(argv + 1);
     if (argc == 7 && strcmp(argv[1], "check") == 0) return cmd_check(argv + 1);
     if (argc == 5 && strcmp(argv[1], "refuse") == 0) return cmd_refuse(argv + 1);
-    fprintf(stderr, "usage: test_llm_shards check MODEL DIR N CONTEXT PREFILL | refuse MODEL DIR L\n");
+    fprintf(stderr, "usage: test_llm_shards check MODEL DIR N CONTEXT PREFILL | oom MODEL DIR N | refuse MODEL DIR L\n");
     return 2;
 }
