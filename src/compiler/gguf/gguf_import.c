@@ -9,6 +9,7 @@
 #include "compiler/gguf/gguf_import.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "compiler/gguf/gguf_llm.h"
