@@ -22,6 +22,7 @@
 #include "core/alloc.h"
 #include "core/check.h"
 #include "core/diag.h"
+#include "core/text_escape.h"
 
 /* The block of tensor t ("blk.<l>.<what>" with l below n_layer), or -1. */
 static int64_t block_of(const kiln_gguf_tensor *t, int64_t n_layer)
@@ -144,7 +145,10 @@ static kiln_status plan(const kiln_allocator *a, const void *bytes, size_t size,
     kiln_gguf *gguf = NULL;
     char why[KILN_GGUF_MESSAGE_SIZE];
     kiln_status st = kiln_gguf_open(bytes, size, a, &gguf, why, sizeof why);
-    if (st != KILN_OK) return kiln_diag_fail(&d, st, "model '%s': %s", path ? path : "(from memory)", why);
+    char shown[KILN_ESCAPED_NAME_SIZE];
+    if (st != KILN_OK)
+        return kiln_diag_fail(&d, st, "model '%s': %s",
+                              path ? kiln_text_escape(shown, sizeof shown, path, (size_t)-1) : "(from memory)", why);
     kiln_ir_graph g; /* only for the hyperparameter reader's messages */
     kiln_ir_graph_init(&g, a, message, message_size);
     kiln_llm_hparams hp;
