@@ -124,7 +124,12 @@ KILN_API kiln_status kiln_compile_memory(const kiln_compile_options *options, co
  * docs/cli.md; `kiln run MANIFEST` runs it). All files are written atomically, as by
  * kiln_compile_file, and only after every shard compiled; on failure none is left behind; a
  * shard path or manifest_path that is the model file is KILN_ERROR_INVALID_ARGUMENT. Statuses: those of kiln_compile_file;
- * KILN_ERROR_COMPILE_SPEC when n_shards is 0, above 1024, or more than the model can be cut into. */
+ * KILN_ERROR_COMPILE_SPEC when n_shards is 0, above 1024, or more than the model can be cut into.
+ * A GGUF LLM (method->name "forward") is cut by transformer blocks instead: contiguous ranges
+ * balanced by weight bytes, n_shards at most its block count, each shard a program of both
+ * methods prefill and decode with weight sharing, its program metadata "llm.gguf" and
+ * "llm.shard" naming its blocks; shards pass the residual stream as "hidden" (docs/llm.md
+ * "Sharded LLMs"). */
 KILN_API kiln_status kiln_compile_shards(const kiln_compile_options *options, const kiln_compile_method *method,
                                          size_t n_shards, const char *manifest_path, char *message,
                                          size_t message_size);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "compiler/compile_metadata.h"
+#include "compiler/compile_part.h"
 #include "compiler/compile_spec.h"
 #include "compiler/compiler_backend.h"
 #include "compiler/emit.h"
@@ -50,8 +51,9 @@ static void set_message(char *message, size_t size, const char *fmt, const char 
 
 /* Phase 1: the method's model as an IR graph with static shapes inferred and constants folded.
    g is initialised first, so the caller's cleanup can deinit it whatever fails. */
-static kiln_status import_method(const kiln_compile_options *opt, const kiln_allocator *a,
-                                 const kiln_compile_method *m, char *message, size_t message_size, kiln_ir_graph *g)
+static kiln_status import_method(const kiln_compile_options *opt, const kiln_llm_layers *layers,
+                                 const kiln_allocator *a, const kiln_compile_method *m, char *message,
+                                 size_t message_size, kiln_ir_graph *g)
 {
     kiln_ir_graph_init(g, a, message, message_size);
     uint8_t *file = NULL;
@@ -73,7 +75,8 @@ static kiln_status import_method(const kiln_compile_options *opt, const kiln_all
     kiln_import_source src = {bytes, size, m->model_path};
     kiln_import_options io = {.method = m->name, .shapes = opt->input_shapes, .n_shapes = opt->n_input_shapes,
                               .shapes_by_position = opt->input_shapes_by_position != 0,
-                              .llm_context = opt->llm_context, .llm_prefill = opt->llm_prefill};
+                              .llm_context = opt->llm_context, .llm_prefill = opt->llm_prefill,
+                              .llm_layers = layers};
     st = kiln_import_model(g, &src, &io, NULL);
     kiln_free(a, file); /* the IR holds copies of everything it needs */
     if (st != KILN_OK) return st;
@@ -236,9 +239,10 @@ kiln_status kiln_compile_memory(const kiln_compile_options *opt, const kiln_comp
     return kiln_compile_memory_backends(opt, methods, n_methods, NULL, 0, out_data, out_size, message, message_size);
 }
 
-kiln_status kiln_compile_memory_backends(const kiln_compile_options *opt, const kiln_compile_method *methods,
-                                         size_t n_methods, const kiln_compiler_backend_use *extra, size_t n_extra,
-                                         void **out_data, size_t *out_size, char *message, size_t message_size)
+static kiln_status compile_memory(const kiln_compile_options *opt, const kiln_compile_method *methods,
+                                  size_t n_methods, const kiln_compiler_backend_use *extra, size_t n_extra,
+                                  const kiln_llm_layers *layers, void **out_data, size_t *out_size, char *message,
+                                  size_t message_size)
 {
     if (message && message_size) message[0] = '\0';
     KILN_CHECK(out_data && out_size, KILN_ERROR_INVALID_ARGUMENT);
@@ -263,7 +267,7 @@ kiln_status kiln_compile_memory_backends(const kiln_compile_options *opt, const 
     KILN_CHECK_GOTO(graphs, st, KILN_ERROR_OUT_OF_MEMORY);
     for (size_t i = 0; i < n_methods; i++) {
         n_graphs++;
-        KILN_TRY_GOTO(st, import_method(opt, a, &methods[i], message, message_size, &graphs[i]));
+        KILN_TRY_GOTO(st, import_method(opt, layers, a, &methods[i], message, message_size, &graphs[i]));
     }
     KILN_TRY_GOTO(st, kiln_compile_metadata_union(graphs, methods, n_methods, b, message, message_size));
     KILN_TRY_GOTO(st, delegate_methods(&spec, runs, n_runs, methods, n_methods, graphs));
@@ -287,6 +291,20 @@ fail:
     if (st != KILN_OK && message && message_size && !message[0])
         snprintf(message, message_size, "%s", kiln_status_str(st));
     return st;
+}
+
+kiln_status kiln_compile_memory_backends(const kiln_compile_options *opt, const kiln_compile_method *methods,
+                                         size_t n_methods, const kiln_compiler_backend_use *extra, size_t n_extra,
+                                         void **out_data, size_t *out_size, char *message, size_t message_size)
+{
+    return compile_memory(opt, methods, n_methods, extra, n_extra, NULL, out_data, out_size, message, message_size);
+}
+
+kiln_status kiln_compile_memory_llm_part(const kiln_compile_options *opt, const kiln_compile_method *model,
+                                         const kiln_llm_layers *layers, void **out_data, size_t *out_size,
+                                         char *message, size_t message_size)
+{
+    return compile_memory(opt, model, 1, NULL, 0, layers, out_data, out_size, message, message_size);
 }
 
 kiln_status kiln_compile_check_output(const kiln_compile_method *methods, size_t n_methods, const char *out_path,

@@ -42,6 +42,18 @@ typedef struct kiln_import_source {
                                        or NULL for a model from memory */
 } kiln_import_source;
 
+/* The part of a GGUF LLM's transformer one shard program holds (kiln_compile_shards; docs/llm.md
+   "Sharded LLMs"): blocks [first, first + count), and whether the token embedding (the program
+   takes "tokens", else "hidden") and the head (the program gives "logits", else "hidden") are in. */
+typedef struct kiln_llm_layers {
+    int64_t first;
+    int64_t count;
+    bool embedding;
+    bool head;
+    int64_t shard;                  /* this part's index and the number of parts, for the program */
+    int64_t n_shards;               /* metadata "llm.shard" */
+} kiln_llm_layers;
+
 /* What the compilation asks of every importer. */
 typedef struct kiln_import_options {
     const char *method;             /* the method being built ("forward"; a format holding several
@@ -51,6 +63,7 @@ typedef struct kiln_import_options {
     bool shapes_by_position;        /* shapes[i] is the i-th runtime input, names ignored */
     int64_t llm_context;            /* a GGUF LLM's KV-cache rows C; 0: its default (docs/llm.md) */
     int64_t llm_prefill;            /* a GGUF LLM's prefill tokens T; 0: its default */
+    const kiln_llm_layers *llm_layers; /* a GGUF LLM's part to build; NULL: the whole model */
 } kiln_import_options;
 
 typedef struct kiln_importer {

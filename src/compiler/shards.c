@@ -4,7 +4,8 @@
  * Layer: compiler. The model is imported, inferred and folded once to plan the cuts
  * (shard_plan.c); each shard is then written back as an ONNX model (shard_onnx.c) and compiled
  * by kiln_compile_memory with the caller's options, so every compile option applies to shards
- * exactly as to a whole model. Afterwards the largest scratch need over all shards' context
+ * exactly as to a whole model. A GGUF LLM is cut by blocks instead (shards_gguf.c: each shard a
+ * program of both methods over its blocks). Afterwards the largest scratch need over all shards' context
  * binaries is recorded as the group size in each (program_scratch.h), so their contexts join
  * one scratch group of that size. Files are written only once every shard compiled: each shard
  * atomically, then the manifest; a failure removes whatever this call had already written. No
@@ -15,11 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/gguf/gguf_import.h"
 #include "compiler/onnx/onnx_import.h"
 #include "compiler/onnx/onnx_tensor.h"
 #include "compiler/output_file.h"
 #include "compiler/program_scratch.h"
+#include "compiler/shard_manifest_text.h"
 #include "compiler/shard_plan.h"
+#include "compiler/shards_gguf.h"
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/check.h"
@@ -28,7 +32,6 @@
 #include "kiln/compiler.h"
 
 #define MAX_SHARDS 1024
-#define MANIFEST_MAGIC "kiln-shards 1"
 
 typedef struct shard_job {
     const kiln_compile_options *opt;
@@ -41,6 +44,8 @@ typedef struct shard_job {
     /* owned */
     uint8_t *model_file;        /* the model read from model_path, or NULL */
     Onnx__ModelProto *model;
+    const void *gguf;           /* a GGUF LLM's bytes (model_file's or the caller's), or NULL */
+    size_t gguf_size;
     kiln_ir_graph g;
     bool g_live;
     kiln_shard_plan plan;
@@ -87,12 +92,20 @@ static kiln_status load_model(shard_job *j)
     kiln_import_options io = {.method = j->method->name, .shapes = j->opt->input_shapes,
                               .n_shapes = j->opt->n_input_shapes,
                               .shapes_by_position = j->opt->input_shapes_by_position != 0};
-    /* Shards are written back as ONNX models (shard_onnx.c), so only an ONNX model can be cut;
-       a format with an importer of its own shards itself (a GGUF LLM by layers). Asked before
-       the import, whose own refusals (a GGUF LLM has no method 'forward') would hide why. */
+    /* Shards of an ONNX model are written back as ONNX models (shard_onnx.c); a GGUF LLM is cut
+       by blocks and compiled by its importer (shards_gguf.c), from these bytes. Asked before the
+       import, whose own refusals would hide why. */
     const kiln_importer *used = kiln_importer_pick(bytes, size);
+    if (used == &kiln_gguf_model_importer) {
+        if (strcmp(j->method->name, "forward") != 0)
+            return fail(j, KILN_ERROR_COMPILE_SPEC, "--shards: a GGUF LLM is sharded whole, as its methods prefill and "
+                        "decode: give it as the one model, not as a named method");
+        j->gguf = bytes;
+        j->gguf_size = size;
+        return KILN_OK;
+    }
     if (used && used != &kiln_onnx_model_importer)
-        return fail(j, KILN_ERROR_COMPILE_SPEC, "--shards cuts ONNX models only; this model is %s", used->name);
+        return fail(j, KILN_ERROR_COMPILE_SPEC, "--shards cuts ONNX and GGUF models only; this model is %s", used->name);
     KILN_TRY(kiln_import_model(&j->g, &src, &io, &used));
     /* Each shard is compiled from its ONNX model alone, which cannot carry the graph's program
        metadata; the ONNX importer attaches none, so this only guards a future one that does. */
@@ -167,66 +180,31 @@ static kiln_status shard_paths(shard_job *j)
     return KILN_OK;
 }
 
-static const char *file_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-static bool append_line(kiln_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static bool append_line(kiln_buf *b, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0) return false;
-    size_t len = (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
-    for (size_t k = 0; k < len; k++) /* names are informative: keep every record on one line */
-        if ((unsigned char)line[k] < 0x20) line[k] = '?';
-    line[len] = '\n';
-    return kiln_buf_append(b, line, len + 1);
-}
-
-static bool append_source(kiln_buf *b, const char *head, const kiln_shard_source *src, const char *name)
-{
-    if (src->shard < 0) return append_line(b, "%s graph %zu %s", head, src->index, name);
-    return append_line(b, "%s shard %d %zu %s", head, (int)src->shard, src->index, name);
-}
-
 static kiln_status manifest_text(shard_job *j, kiln_buf *b)
 {
     const kiln_ir_graph *g = &j->g;
-    bool ok = append_line(b, "%s", MANIFEST_MAGIC) &&
-              append_line(b, "# %zu shard programs run in sequence; paths are relative to this file (docs/cli.md)",
-                          j->n_shards) &&
-              append_line(b, "method %s", j->method->name) && append_line(b, "shards %zu", j->n_shards);
-    for (size_t i = 0; ok && i < j->n_shards; i++) ok = append_line(b, "shard %zu %s", i, file_name(j->paths[i]));
+    bool ok = kiln_manifest_head(b, j->method->name, j->n_shards, j->paths);
     for (size_t k = 0; ok && k < g->n_inputs; k++)
-        ok = append_line(b, "graph-input %zu %s", k, g->values[g->inputs[k]].name);
+        ok = kiln_manifest_line(b, "graph-input %zu %s", k, g->values[g->inputs[k]].name);
     for (size_t i = 0; ok && i < j->n_shards; i++) {
         const kiln_shard *s = &j->plan.shards[i];
         for (size_t k = 0; ok && k < s->n_inputs; k++) {
             char head[64];
             snprintf(head, sizeof head, "input %zu %zu", i, k);
-            ok = append_source(b, head, &j->plan.input_from[i][k], g->values[s->inputs[k]].name);
+            ok = kiln_manifest_source(b, head, &j->plan.input_from[i][k], g->values[s->inputs[k]].name);
         }
     }
     for (size_t k = 0; ok && k < g->n_outputs; k++) {
         char head[64];
         snprintf(head, sizeof head, "output %zu", k);
-        ok = append_source(b, head, &j->plan.output_from[k], g->values[g->outputs[k]].name);
+        ok = kiln_manifest_source(b, head, &j->plan.output_from[k], g->values[g->outputs[k]].name);
     }
     return ok ? KILN_OK : KILN_ERROR_OUT_OF_MEMORY;
 }
 
-static kiln_status write_files(shard_job *j)
+static kiln_status write_files(shard_job *j, const kiln_buf *manifest)
 {
-    kiln_buf manifest;
-    kiln_buf_init(&manifest, j->a);
-    kiln_status st = manifest_text(j, &manifest);
+    kiln_status st = KILN_OK;
     size_t written = 0;
     char why[768] = ""; /* the writer's line, which names the file and the reason */
     while (st == KILN_OK && written < j->n_shards) {
@@ -236,13 +214,12 @@ static kiln_status write_files(shard_job *j)
         else written++;
     }
     if (st == KILN_OK) {
-        kiln_file_piece text = {manifest.data, manifest.size};
+        kiln_file_piece text = {manifest->data, manifest->size};
         st = kiln_file_write_atomic(NULL, j->a, j->manifest_path, &text, 1, why, sizeof why);
         if (st != KILN_OK) fail(j, st, "cannot write the manifest: %s", why);
     }
     if (st != KILN_OK)
         for (size_t i = 0; i < written; i++) remove(j->paths[i]); /* the ones this call completed */
-    kiln_buf_deinit(&manifest);
     return st;
 }
 
@@ -291,15 +268,24 @@ kiln_status kiln_compile_shards(const kiln_compile_options *options, const kiln_
         st = kiln_compile_check_output(method, 1, j.paths[i], message, message_size);
     if (st == KILN_OK) st = kiln_compile_check_output(method, 1, manifest_path, message, message_size);
     if (st == KILN_OK) st = load_model(&j);
-    if (st == KILN_OK) st = kiln_shard_plan_make(&j.g, n_shards, &j.plan);
     if (st == KILN_OK) {
         j.programs = kiln_alloc_zero(j.a, n_shards * sizeof *j.programs, _Alignof(void *));
         j.sizes = kiln_alloc_zero(j.a, n_shards * sizeof *j.sizes, _Alignof(size_t));
         if (!j.programs || !j.sizes) st = KILN_ERROR_OUT_OF_MEMORY;
     }
-    for (size_t i = 0; st == KILN_OK && i < n_shards; i++) st = compile_shard(&j, i);
+    kiln_buf manifest;
+    kiln_buf_init(&manifest, j.a);
+    if (st == KILN_OK && j.gguf) {
+        st = kiln_llm_shards_compile(options, j.gguf, j.gguf_size, method->model_path, n_shards, j.paths, j.programs,
+                                     j.sizes, &manifest, message, message_size);
+    } else if (st == KILN_OK) {
+        st = kiln_shard_plan_make(&j.g, n_shards, &j.plan);
+        for (size_t i = 0; st == KILN_OK && i < n_shards; i++) st = compile_shard(&j, i);
+        if (st == KILN_OK) st = manifest_text(&j, &manifest);
+    }
     if (st == KILN_OK) st = size_group(&j);
-    if (st == KILN_OK) st = write_files(&j);
+    if (st == KILN_OK) st = write_files(&j, &manifest);
+    kiln_buf_deinit(&manifest);
     release(&j);
     if (st != KILN_OK && message && message_size && !message[0])
         snprintf(message, message_size, "%s", kiln_status_str(st));

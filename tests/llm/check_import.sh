@@ -122,7 +122,9 @@ sys.exit(0 if abs(k - g) <= 0.1 * g else 1)' "$q8" "$tmp/q8.kiln" || fail "Q8_0 
     refuse 2 "prefill length 65 is more than the context length 64" "$q8" --context 64 --prefill 65
     refuse 2 "input shapes do not apply to a GGUF LLM" "$q8" --input-shape tokens=4
     refuse 2 "--context wants a length" "$q8" --context 0
-    refuse 2 "--shards cuts ONNX models only; this model is gguf" "$q8" --shards 2
+    # Sharding by blocks (check_shards.sh tests the shards): no more shards than blocks.
+    refuse 2 "--shards 6: the model has 5 blocks, so at most 5 shards" "$q8" --shards 6
+    refuse 2 "a GGUF LLM is sharded whole" --method "prefill=$q8" --shards 2
     # Both methods named by hand compile too (without weight sharing unless asked for).
     "$kiln" compile --method "prefill=$q8" --method "decode=$q8" --prefill 8 -o "$tmp/two.kiln" > /dev/null ||
         fail "prefill and decode given as --method"

@@ -9,6 +9,7 @@
 #include "compiler/gguf/gguf_import.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "compiler/gguf/gguf_llm.h"
@@ -73,6 +74,26 @@ static kiln_status store_metadata(kiln_ir_graph *g, const kiln_gguf *gguf)
     return st;
 }
 
+/* The part of the model to build: opt's, checked against the model, or the whole of it. A part
+   is also program metadata "llm.shard" (docs/llm.md), so the runner finds its blocks. */
+static kiln_status model_part(kiln_ir_graph *g, const kiln_import_options *opt, const kiln_llm_hparams *hp,
+                              kiln_llm_layers *out)
+{
+    *out = (kiln_llm_layers){.first = 0, .count = hp->n_layer, .embedding = true, .head = true, .n_shards = 1};
+    const kiln_llm_layers *p = opt->llm_layers;
+    if (!p) return KILN_OK;
+    if (p->first < 0 || p->count < 1 || p->first > hp->n_layer - p->count || p->embedding != (p->first == 0) ||
+        p->head != (p->first + p->count == hp->n_layer) || p->shard < 0 || p->shard >= p->n_shards)
+        return kiln_ir_fail(g, KILN_ERROR_INVALID_ARGUMENT, "GGUF LLM: blocks %" PRId64 " + %" PRId64 " (embedding %d, "
+                            "head %d) are no part of a model of %" PRId64 " blocks", p->first, p->count,
+                            (int)p->embedding, (int)p->head, hp->n_layer);
+    *out = *p;
+    char text[160];
+    int n = snprintf(text, sizeof text, "shard=%" PRId64 "\nshards=%" PRId64 "\nfirst_block=%" PRId64
+                     "\nblock_count=%" PRId64 "\n", p->shard, p->n_shards, p->first, p->count);
+    return kiln_ir_graph_add_metadata(g, KILN_GGUF_SHARD_METADATA_KEY, text, (size_t)n);
+}
+
 static kiln_status import_gguf(kiln_ir_graph *g, const kiln_import_source *src, const kiln_import_options *opt)
 {
     kiln_gguf *gguf = NULL;
@@ -85,6 +106,7 @@ static kiln_status import_gguf(kiln_ir_graph *g, const kiln_import_source *src, 
     kiln_strmap_init(&b.weights, &g->arena);
     KILN_TRY_GOTO(st, kiln_llm_read_hparams(g, gguf, &hp));
     KILN_TRY_GOTO(st, method_lengths(g, opt, &hp, &b.tokens, &b.context));
+    KILN_TRY_GOTO(st, model_part(g, opt, &hp, &b.layers));
     KILN_TRY_GOTO(st, kiln_llm_build_graph(&b));
     st = store_metadata(g, gguf);
 fail:

@@ -10,6 +10,9 @@
 #define KILN_GGUF_METHOD_DECODE "decode"
 /* The program metadata key holding the GGUF file's key/values (docs/llm.md). */
 #define KILN_GGUF_METADATA_KEY "llm.gguf"
+/* The program metadata key of a shard's program: which part of the model it holds, as text lines
+   "shard=I", "shards=N", "first_block=F", "block_count=K" (docs/llm.md "Sharded LLMs"). */
+#define KILN_GGUF_SHARD_METADATA_KEY "llm.shard"
 
 /* KILN_IMPORTER_MAGIC when bytes start with "GGUF" and version 2 or 3, else 0. Reads 8 bytes. */
 int kiln_gguf_probe(const void *bytes, size_t size);

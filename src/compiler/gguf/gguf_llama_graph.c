@@ -1,6 +1,8 @@
 /* gguf_llama_graph.c — the graph of one method of a llama-family LLM (llama, qwen2), laid out
  * as docs/llm.md's "The GGUF importer" states: inputs tokens, positions, mask and each layer's
- * cache_k/cache_v; outputs logits and each layer's new K and V rows.
+ * cache_k/cache_v; outputs logits and each layer's new K and V rows. A shard's part of the model
+ * (kiln_llm_layers) takes "hidden" instead of tokens without the embedding, gives "hidden"
+ * instead of logits without the head, and has the cache inputs and K/V outputs of its blocks.
  *
  * Layer: compiler/gguf (gguf_llm.h). Each op is a node bound to its portable kernel: kiln's own
  * (kiln.RMSNorm, kiln.RoPE, kiln.Attention, kiln.Linear, kiln.Embed) or ONNX's. An F32 weight is
@@ -163,7 +165,7 @@ static kiln_status attention_block(kiln_llm_builder *b, int64_t l, int32_t x, in
 }
 
 /* The layer's feed-forward half: x + ffn_down(SiLU(ffn_gate(n)) * ffn_up(n)), n = RMSNorm(x). */
-static kiln_status ffn_block(kiln_llm_builder *b, int64_t l, int32_t x, int32_t *x_out)
+static kiln_status ffn_block(kiln_llm_builder *b, int64_t l, int32_t x, const char *out_name, int32_t *x_out)
 {
     const kiln_llm_hparams *hp = b->hp;
     char name[96];
@@ -181,7 +183,8 @@ static kiln_status ffn_block(kiln_llm_builder *b, int64_t l, int32_t x, int32_t 
     KILN_TRY(add_node(b, NULL, "Mul", NULL, 0, m2, 2, blk(name, sizeof name, l, "ffn_gated"), &prod));
     KILN_TRY(linear(b, prod, wd, -1, blk(name, sizeof name, l, "ffn_down"), &down));
     int32_t sum[2] = {x, down};
-    return add_node(b, NULL, "Add", NULL, 0, sum, 2, blk(name, sizeof name, l, "ffn_residual"), x_out);
+    if (!out_name) out_name = blk(name, sizeof name, l, "ffn_residual");
+    return add_node(b, NULL, "Add", NULL, 0, sum, 2, out_name, x_out);
 }
 
 static kiln_status embed(kiln_llm_builder *b, int32_t tokens, int32_t *out)
@@ -199,40 +202,55 @@ static void set_output(kiln_ir_graph *g, int32_t v)
     g->outputs[g->n_outputs++] = v;
 }
 
+/* The logits of the residual stream x: Linear(RMSNorm(x, output_norm), output.weight, or
+   token_embd.weight when the file has none: a tied output). */
+static kiln_status head(kiln_llm_builder *b, int32_t x, int32_t *logits)
+{
+    const kiln_llm_hparams *hp = b->hp;
+    int32_t n = -1, w = -1;
+    KILN_TRY(rms_norm(b, x, "output_norm.weight", "output_norm", &n));
+    KILN_TRY(kiln_llm_weight_optional(b, "output.weight", hp->n_vocab, hp->n_embd, false, &w));
+    if (w < 0) KILN_TRY(kiln_llm_weight(b, "token_embd.weight", hp->n_vocab, hp->n_embd, false, &w)); /* tied */
+    return linear(b, n, w, -1, "logits", logits);
+}
+
+/* A part of the model (a shard) starts from the residual stream "hidden" of the part before it
+   when it has no embedding, and hands its own on as "hidden" when it has no head. */
 kiln_status kiln_llm_build_graph(kiln_llm_builder *b)
 {
     kiln_ir_graph *g = b->g;
     const kiln_llm_hparams *hp = b->hp;
-    int64_t T = b->tokens, C = b->context, L = hp->n_layer, kvd = hp->n_head_kv * hp->head_dim;
+    const kiln_llm_layers *part = &b->layers;
+    int64_t T = b->tokens, C = b->context, L = part->count, first = part->first;
+    int64_t kvd = hp->n_head_kv * hp->head_dim;
     g->opset = LLM_ONNX_OPSET;
     size_t n_in = 3 + 2 * (size_t)L, n_out = 1 + 2 * (size_t)L;
     g->inputs = KILN_ARENA_ARRAY(&g->arena, int32_t, n_in);
     g->outputs = KILN_ARENA_ARRAY(&g->arena, int32_t, n_out);
     int32_t *kv_out = KILN_ARENA_ARRAY(&g->arena, int32_t, 2 * (size_t)L);
     KILN_CHECK(g->inputs && g->outputs && kv_out, KILN_ERROR_OUT_OF_MEMORY);
-    KILN_TRY(add_input(b, "tokens", KILN_DTYPE_I32, T, 0));
+    if (part->embedding) KILN_TRY(add_input(b, "tokens", KILN_DTYPE_I32, T, 0));
+    else KILN_TRY(add_input(b, "hidden", KILN_DTYPE_F32, T, hp->n_embd));
     KILN_TRY(add_input(b, "positions", KILN_DTYPE_I32, T, 0));
     KILN_TRY(add_input(b, "mask", KILN_DTYPE_F32, T, C + T));
-    for (int64_t l = 0; l < L; l++) {
+    for (int64_t l = first; l < first + L; l++) {
         char name[32];
         snprintf(name, sizeof name, "cache_k.%" PRId64, l);
         KILN_TRY(add_input(b, name, KILN_DTYPE_F32, C, kvd));
         snprintf(name, sizeof name, "cache_v.%" PRId64, l);
         KILN_TRY(add_input(b, name, KILN_DTYPE_F32, C, kvd));
     }
-    int32_t tokens = g->inputs[0], positions = g->inputs[1], mask = g->inputs[2], x = -1;
-    KILN_TRY(embed(b, tokens, &x));
-    for (int64_t l = 0; l < L; l++) {
-        int32_t cache_k = g->inputs[3 + 2 * l], cache_v = g->inputs[4 + 2 * l];
-        KILN_TRY(attention_block(b, l, x, positions, mask, cache_k, cache_v, &kv_out[2 * l], &kv_out[2 * l + 1], &x));
-        KILN_TRY(ffn_block(b, l, x, &x));
+    int32_t positions = g->inputs[1], mask = g->inputs[2], x = g->inputs[0];
+    if (part->embedding) KILN_TRY(embed(b, g->inputs[0], &x));
+    for (int64_t i = 0; i < L; i++) {
+        int32_t cache_k = g->inputs[3 + 2 * i], cache_v = g->inputs[4 + 2 * i];
+        int64_t l = first + i;
+        KILN_TRY(attention_block(b, l, x, positions, mask, cache_k, cache_v, &kv_out[2 * i], &kv_out[2 * i + 1], &x));
+        KILN_TRY(ffn_block(b, l, x, !part->head && i == L - 1 ? "hidden" : NULL, &x));
     }
-    int32_t n = -1, w = -1, logits;
-    KILN_TRY(rms_norm(b, x, "output_norm.weight", "output_norm", &n));
-    KILN_TRY(kiln_llm_weight_optional(b, "output.weight", hp->n_vocab, hp->n_embd, false, &w));
-    if (w < 0) KILN_TRY(kiln_llm_weight(b, "token_embd.weight", hp->n_vocab, hp->n_embd, false, &w)); /* tied */
-    KILN_TRY(linear(b, n, w, -1, "logits", &logits));
-    set_output(g, logits);
+    int32_t out = x;
+    if (part->head) KILN_TRY(head(b, x, &out));
+    set_output(g, out);
     for (int64_t i = 0; i < 2 * L; i++) set_output(g, kv_out[i]);
     return KILN_OK;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "format/gguf/gguf_reader.h"
+#include "compiler/importer.h"
 #include "compiler/ir.h"
 #include "compiler/strmap.h"
 
@@ -52,6 +53,7 @@ typedef struct kiln_llm_builder {
     const kiln_llm_hparams *hp;
     int64_t tokens;         /* T: rows of this method (prefill length, or 1 for decode) */
     int64_t context;        /* C: KV cache rows */
+    kiln_llm_layers layers; /* the blocks, and whether embedding and head, this graph holds */
     kiln_strmap weights;    /* tensor name -> constant value, so a tied tensor is one constant */
 } kiln_llm_builder;
 
@@ -66,7 +68,8 @@ kiln_status kiln_llm_weight(kiln_llm_builder *b, const char *name, int64_t rows,
 kiln_status kiln_llm_weight_optional(kiln_llm_builder *b, const char *name, int64_t rows, int64_t cols,
                                      bool f32_only, int32_t *value);
 
-/* Builds the whole method (inputs, blocks, logits, outputs in the contract's order) into b->g. */
+/* Builds the method's part b->layers (inputs, blocks, logits or hidden, outputs in the order of
+   docs/llm.md) into b->g. */
 kiln_status kiln_llm_build_graph(kiln_llm_builder *b);
 
 #endif
