@@ -3,7 +3,8 @@
 # fortunes model (5 blocks) in 2, 4 and 5 shards and on a random qwen2 of gguf_write.py (4 blocks,
 # F32 and Q8_0, GQA, untied output) in 2 and 4; 6 and 5 shards refused; allocation failures while
 # compiling shards; then `kiln run MANIFEST` of
-# prefill gives the whole program's logits. Works in a temporary folder of its own; skips
+# prefill and decode gives the whole program's outputs, and `kiln generate` / `tokenize` of the
+# manifest its tokens. Works in a temporary folder of its own; skips
 # (exit 77) without /usr/bin/python3's numpy (the writer's).
 set -euo pipefail
 if [ $# -ne 1 ]; then echo "usage: $0 BUILD_DIR" >&2; exit 2; fi
@@ -79,6 +80,20 @@ for i in range(11):
 "$kiln" compile "$fortunes" --context 64 --prefill 8 -o "$tmp/whole.kiln" > /dev/null
 run_both default 8
 run_both decode 1
+
+# The LLM commands take the manifest: kiln generate (greedy, past one prefill chunk) gives the
+# whole program's tokens, kiln tokenize its ids.
+"$kiln" generate "$tmp/whole.kiln" -p "Q: What is" -n 24 --temp 0 --json > "$tmp/g1.json" || fail "kiln generate whole.kiln"
+"$kiln" generate "$tmp/fortunes-llama-f32-4/m.manifest" -p "Q: What is" -n 24 --temp 0 --json > "$tmp/g2.json" ||
+    fail "kiln generate MANIFEST"
+$py -c '
+import sys, json
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert len(a["tokens"]) == 24 and a["tokens"] == b["tokens"], (a["tokens"], b["tokens"])
+print("kiln generate MANIFEST: the whole program'"'"'s 24 tokens")
+' "$tmp/g1.json" "$tmp/g2.json" || fail "kiln generate MANIFEST: tokens differ from the whole program's"
+[ "$("$kiln" tokenize "$tmp/fortunes-llama-f32-4/m.manifest" --text "Hello world")" = \
+  "$("$kiln" tokenize "$fortunes" --text "Hello world")" ] || fail "kiln tokenize MANIFEST"
 
 if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "all shard checks passed"
