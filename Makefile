@@ -5,7 +5,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 BUILD_PACKAGES := build-essential cmake pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev
 TEST_PACKAGES := $(BUILD_PACKAGES) libonnx-testdata clang libclang-rt-14-dev python3-onnx \
-                 python3-numpy python3-torch python3-torchvision gcc-aarch64-linux-gnu
+                 python3-numpy python3-torch python3-torchvision gcc-aarch64-linux-gnu \
+                 libc6-dev-arm64-cross
 
 BENCH_PACKAGES := $(BUILD_PACKAGES) libopenblas-dev libdnnl-dev python3-numpy python3-onnx python3-torch python3-torchvision
 
