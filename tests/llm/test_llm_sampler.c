@@ -1,10 +1,12 @@
 /* test_llm_sampler.c — the runner's sampler (kiln/llm.h) on hand-made logits: greedy is the
  * argmax (lowest id on a tie), top-k 1 is greedy, the candidate sets of top-k, top-p and min-p,
  * the repetition penalty and its window, determinism by seed, the draw's frequencies, bad
- * parameters and every allocation failure.
+ * parameters and every allocation failure; the lazily ranked candidates against a full sort.
  */
 #include <math.h>
+#include <stdlib.h>
 
+#include "core/splitmix.h"
 #include "kiln/llm.h"
 #include "llm/runner/llm_sample.h"
 #include "unit_expect.h"
@@ -234,10 +236,90 @@ static void test_allocation_failures(void)
     }
 }
 
+/* ---- the lazy ranking against the rule as kiln/llm.h states it, by sorting everything ---- */
+
+typedef struct ref_cand {
+    float logit;
+    int32_t id;
+} ref_cand;
+
+static int ref_order(const void *pa, const void *pb)
+{
+    const ref_cand *a = pa, *b = pb;
+    if (a->logit != b->logit) return a->logit > b->logit ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+/* The kept ids, most likely first, by sorting all logits: top-k, drop -inf, top-p (softmax at
+   temperature 1 over what top-k kept), min-p relative to the first. Returns how many. */
+static size_t ref_candidates(const float *logits, size_t n_vocab, const kiln_llm_sampling *p, ref_cand *c)
+{
+    for (size_t i = 0; i < n_vocab; i++) c[i] = (ref_cand){logits[i], (int32_t)i};
+    qsort(c, n_vocab, sizeof *c, ref_order);
+    size_t n = n_vocab;
+    if (p->top_k > 0 && (size_t)p->top_k < n) n = (size_t)p->top_k;
+    while (n > 1 && c[n - 1].logit == -INFINITY) n--;
+    if (p->top_p < 1.0f) {
+        double sum = 0, cumulative = 0;
+        for (size_t i = 0; i < n; i++) sum += exp((double)c[i].logit - c[0].logit);
+        for (size_t i = 0; i < n; i++) {
+            cumulative += (float)(exp((double)c[i].logit - c[0].logit) / sum);
+            if (cumulative >= p->top_p) {
+                n = i + 1;
+                break;
+            }
+        }
+    }
+    if (p->min_p > 0.0f) {
+        size_t keep = 1;
+        while (keep < n && (double)c[keep].logit - c[0].logit >= log((double)p->min_p)) keep++;
+        n = keep;
+    }
+    return n;
+}
+
+static void test_ranking_matches_full_sort(void)
+{
+    unit_section("the lazily ranked candidates equal those of a full sort (ties, -inf, every filter mix)");
+    enum { V = 3000 };
+    static float logits[V];
+    static ref_cand ref[V];
+    uint64_t state = 7;
+    const int top_ks[] = {0, 2, 40, 2999, 5000};
+    const float top_ps[] = {1.0f, 0.95f, 0.5f, 0.01f};
+    const float min_ps[] = {0.0f, 0.05f, 0.5f};
+    for (int trial = 0; trial < 6; trial++) {
+        for (size_t i = 0; i < V; i++) {
+            uint64_t r = kiln_splitmix64(&state);
+            /* few distinct values so ties are common; some -inf; trial 5 all -inf but one */
+            logits[i] = trial < 3 ? (float)(r % 16) * 0.25f : (float)((double)(r >> 11) / 9007199254740992.0 * 8);
+            if (r % 13 == 0 || trial == 5) logits[i] = -INFINITY;
+        }
+        if (trial == 5) logits[1234] = 0.0f;
+        for (size_t a = 0; a < sizeof top_ks / sizeof top_ks[0]; a++)
+            for (size_t b = 0; b < sizeof top_ps / sizeof top_ps[0]; b++)
+                for (size_t m = 0; m < sizeof min_ps / sizeof min_ps[0]; m++) {
+                    kiln_llm_sampling p = params(0.7f);
+                    p.top_k = top_ks[a];
+                    p.top_p = top_ps[b];
+                    p.min_p = min_ps[m];
+                    kiln_llm_sampler *s = make(&p, V);
+                    const int32_t *ids;
+                    const float *probs;
+                    size_t n = llm_sample_candidates(s, logits, NULL, 0, &ids, &probs);
+                    size_t want = ref_candidates(logits, V, &p, ref);
+                    EXPECT(n == want);
+                    for (size_t i = 0; i < n && i < want; i++) EXPECT(ids[i] == ref[i].id);
+                    kiln_llm_sampler_destroy(s);
+                }
+    }
+}
+
 int main(void)
 {
     test_greedy();
     test_cut_sets();
+    test_ranking_matches_full_sort();
     test_penalty();
     test_seed_and_draw();
     test_bad_arguments();

@@ -5,7 +5,8 @@
  * generator state (core/splitmix.h), so samplers never share randomness and nothing is global.
  */
 #include <math.h>
-#include <stdlib.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -24,7 +25,8 @@ struct kiln_llm_sampler {
     uint64_t state;             /* splitmix64 */
     float *penalized;           /* (n_vocab) the logits after the repetition penalty */
     uint8_t *seen;              /* (n_vocab) tokens already penalized in this step */
-    candidate *cand;            /* (n_vocab) */
+    candidate *cand;            /* (n_vocab) the heap of ranked */
+    candidate *sorted;          /* (n_vocab) the candidates ranked so far */
     int32_t *ids;               /* (n_vocab) the candidates left, most likely first */
     float *probs;               /* (n_vocab) their probabilities */
 };
@@ -62,9 +64,10 @@ kiln_status kiln_llm_sampler_create(const kiln_llm_sampling *params, size_t n_vo
     s->penalized = kiln_alloc(a, n_vocab * sizeof *s->penalized, 64);
     s->seen = kiln_alloc_zero(a, n_vocab, 64);
     s->cand = kiln_alloc(a, n_vocab * sizeof *s->cand, 64);
+    s->sorted = kiln_alloc(a, n_vocab * sizeof *s->sorted, 64);
     s->ids = kiln_alloc(a, n_vocab * sizeof *s->ids, 64);
     s->probs = kiln_alloc(a, n_vocab * sizeof *s->probs, 64);
-    if (!s->penalized || !s->seen || !s->cand || !s->ids || !s->probs) {
+    if (!s->penalized || !s->seen || !s->cand || !s->sorted || !s->ids || !s->probs) {
         kiln_llm_sampler_destroy(s);
         return KILN_ERROR_OUT_OF_MEMORY;
     }
@@ -79,6 +82,7 @@ void kiln_llm_sampler_destroy(kiln_llm_sampler *s)
     kiln_free(a, s->penalized);
     kiln_free(a, s->seen);
     kiln_free(a, s->cand);
+    kiln_free(a, s->sorted);
     kiln_free(a, s->ids);
     kiln_free(a, s->probs);
     kiln_free(a, s);
@@ -104,12 +108,49 @@ static void penalize(kiln_llm_sampler *s, const float *logits, const int32_t *hi
         if (history[i] >= 0 && (size_t)history[i] < s->n_vocab) s->seen[history[i]] = 0;
 }
 
-/* Larger logit first, lower id on a tie: a total order, so the result never depends on qsort. */
-static int by_logit_desc(const void *pa, const void *pb)
+/* The sampler's order: larger logit first, lower id on a tie. A total order, so the candidates
+   and their order never depend on how they were found. */
+static bool before(const candidate *a, const candidate *b)
 {
-    const candidate *a = pa, *b = pb;
-    if (a->logit != b->logit) return a->logit > b->logit ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
+    return a->logit > b->logit || (a->logit == b->logit && a->id < b->id);
+}
+
+/* The candidates in that order, found lazily: a max-heap over all n_vocab (built in O(n)) from
+   which cand_at(i) pops only as far as the filters below look. Top-k 40 then costs 40 pops
+   instead of sorting 32000 logits (which was 40% of a decode step of a 15M model); only sampling
+   with every filter off walks the whole vocabulary. Tokens at -inf are never popped: they end
+   the list, as nothing after them can be chosen. */
+typedef struct ranked {
+    candidate *heap;   /* heap[0..heap_n) a max-heap in `before` order */
+    size_t heap_n;
+    candidate *sorted; /* sorted[0..n_sorted) popped, most likely first */
+    size_t n_sorted;
+} ranked;
+
+static void sift_down(candidate *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t best = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && before(&h[l], &h[best])) best = l;
+        if (r < n && before(&h[r], &h[best])) best = r;
+        if (best == i) return;
+        candidate t = h[i];
+        h[i] = h[best];
+        h[best] = t;
+        i = best;
+    }
+}
+
+/* Whether a candidate of rank i exists (finite logit), popping the heap up to it. */
+static bool cand_at(ranked *r, size_t i)
+{
+    while (r->n_sorted <= i) {
+        if (r->heap_n == 0 || r->heap[0].logit == -INFINITY) return false;
+        r->sorted[r->n_sorted++] = r->heap[0];
+        r->heap[0] = r->heap[--r->heap_n];
+        sift_down(r->heap, r->heap_n, 0);
+    }
+    return true;
 }
 
 /* Softmax of cand[0..n) at temperature t into probs (double sums: n may be 10^5). */
@@ -130,6 +171,25 @@ static size_t greedy(kiln_llm_sampler *s)
     return 1;
 }
 
+/* Top-p: the shortest prefix of r's first `limit` candidates whose probabilities (at temperature
+   1, over those `limit`, or over every finite logit when limit is SIZE_MAX) reach p. */
+static size_t top_p_prefix(kiln_llm_sampler *s, ranked *r, size_t limit, double p)
+{
+    double max = r->sorted[0].logit, sum = 0;
+    if (limit == SIZE_MAX) {
+        for (size_t i = 0; i < s->n_vocab; i++)
+            if (s->penalized[i] != -INFINITY) sum += exp((double)s->penalized[i] - max);
+    } else {
+        for (size_t i = 0; i < limit; i++) sum += exp((double)r->sorted[i].logit - max);
+    }
+    double cumulative = 0;
+    for (size_t i = 0; i < limit && cand_at(r, i); i++) {
+        cumulative += (float)(exp((double)r->sorted[i].logit - max) / sum);
+        if (cumulative >= p) return i + 1;
+    }
+    return limit;
+}
+
 size_t llm_sample_candidates(kiln_llm_sampler *s, const float *logits, const int32_t *history, size_t n_history,
                              const int32_t **ids, const float **probs)
 {
@@ -140,35 +200,32 @@ size_t llm_sample_candidates(kiln_llm_sampler *s, const float *logits, const int
     const kiln_llm_sampling *p = &s->params;
     if (!(p->temperature > 0) || p->top_k == 1) return greedy(s);
 
-    size_t n = s->n_vocab;
-    for (size_t i = 0; i < n; i++) s->cand[i] = (candidate){s->penalized[i], (int32_t)i};
-    qsort(s->cand, n, sizeof *s->cand, by_logit_desc);
-    if (s->cand[0].logit == -INFINITY) return greedy(s); /* nothing is possible: take id 0 as argmax does */
-    if (p->top_k > 0 && (size_t)p->top_k < n) n = (size_t)p->top_k;
-    while (n > 1 && s->cand[n - 1].logit == -INFINITY) n--;
-    if (p->top_p < 1.0f) {
-        softmax(s->cand, n, 1.0, s->probs);
-        double sum = 0;
-        size_t keep = n;
-        for (size_t i = 0; i < n; i++) {
-            sum += s->probs[i];
-            if (sum >= p->top_p) {
-                keep = i + 1;
-                break;
-            }
-        }
-        n = keep;
+    for (size_t i = 0; i < s->n_vocab; i++) s->cand[i] = (candidate){s->penalized[i], (int32_t)i};
+    ranked r = {.heap = s->cand, .heap_n = s->n_vocab, .sorted = s->sorted};
+    for (size_t i = s->n_vocab / 2; i-- > 0;) sift_down(r.heap, r.heap_n, i);
+    if (!cand_at(&r, 0)) return greedy(s); /* nothing is possible: take id 0 as argmax does */
+
+    /* n: how many lead candidates are kept; SIZE_MAX while no filter has bounded it. */
+    size_t n = p->top_k > 0 ? (size_t)p->top_k : SIZE_MAX;
+    if (n != SIZE_MAX) {
+        size_t have = 0;
+        while (have < n && cand_at(&r, have)) have++;
+        n = have;
     }
+    if (p->top_p < 1.0f) n = top_p_prefix(s, &r, n, p->top_p);
     if (p->min_p > 0.0f) {
         /* Relative to the most likely token, so the same at any renormalisation: p_i >= min_p *
            p_0 exactly when logit_i - logit_0 >= log(min_p). */
         double floor = log((double)p->min_p);
         size_t keep = 1;
-        while (keep < n && (double)s->cand[keep].logit - s->cand[0].logit >= floor) keep++;
+        while (keep < n && cand_at(&r, keep) && (double)r.sorted[keep].logit - r.sorted[0].logit >= floor) keep++;
         n = keep;
     }
-    softmax(s->cand, n, p->temperature, s->probs);
-    for (size_t i = 0; i < n; i++) s->ids[i] = s->cand[i].id;
+    if (n == SIZE_MAX) /* no filter bounded the list: every finite logit is a candidate */
+        while (cand_at(&r, r.n_sorted)) continue;
+    if (n > r.n_sorted) n = r.n_sorted;
+    softmax(r.sorted, n, p->temperature, s->probs);
+    for (size_t i = 0; i < n; i++) s->ids[i] = r.sorted[i].id;
     return n;
 }
 
