@@ -18,7 +18,8 @@ The models:
   weights=None (nothing downloaded). A random network's default BatchNorm statistics (mean 0,
   variance 1) let activations grow or vanish layer after layer until the logits hardly depend on
   the input; here the running statistics are those of two batches of random images passed in
-  train mode, so every layer sees normalised activations and the output depends on the input;
+  train mode, so every layer sees normalised activations and the output depends on the input
+  (ViT-B/16's classifier, initialised to zero by torchvision, gets N(0, 0.02) weights);
 - a GPT-2-style decoder written out below (learned positions, pre-LayerNorm blocks, fused QKV
   projection, causal mask, tanh GELU, LM head tied to the token embedding) over 64 tokens.
 All export at ONNX opset 17 on 1x3x224x224 images (batch 1).
@@ -139,6 +140,10 @@ def calibrated_torchvision_builder(name):
         for m in model.modules():
             if isinstance(getattr(m, "self_attention", None), nn.MultiheadAttention):  # ViT's encoder blocks
                 m.self_attention = UnfusedSelfAttention(m.self_attention)
+            if isinstance(m, nn.Linear) and not m.weight.any():
+                # ViT's classifier starts at zero (for fine-tuning), which makes every logit 0
+                # whatever the input: a benchmark output that could not tell a wrong run
+                nn.init.normal_(m.weight, std=0.02)
         return model.eval()
     return build
 
@@ -177,6 +182,17 @@ def model_spec(name):
     if name == "bert_encoder":
         make_inputs = bert_inputs_batch1
     return builder, make_inputs, input_names, output_names
+
+
+def read_results(path):
+    """The records of model_bench.sh's results.jsonl, one dict a line; a kiln record's
+    `kiln bench --json` object (under "result") merged into it."""
+    import json
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                yield {**r, **r.get("result", {})}
 
 
 def case_dir(outdir, name):

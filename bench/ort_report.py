@@ -13,7 +13,6 @@ rounds. A row PASSes when the ratio is at least 1.2 and kiln's outputs match ORT
 a kiln figure (kiln cannot compile the model, or a run failed) FAILs and its reason is listed
 under the table. Exit status 0; the table carries the verdicts.
 """
-import json
 import sys
 
 import bench_models
@@ -23,20 +22,14 @@ GOAL_RATIO = 1.2
 
 def read_records(path):
     rounds, checks, ort_vs_torch = {}, {}, {}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            r = json.loads(line)
-            r = {**r, **r.get("result", {})}  # kiln records carry `kiln bench --json` as "result"
-            key = (r["model"], int(r["threads"]))
-            if r["runner"] in ("kiln", "ort"):
-                rounds.setdefault((r["runner"],) + key, []).append(r)
-            elif r["runner"] == "check":
-                checks[key] = r
-            elif r["runner"] == "ort-vs-torch":
-                ort_vs_torch[r["model"]] = r
+    for r in bench_models.read_results(path):
+        key = (r["model"], int(r["threads"]))
+        if r["runner"] in ("kiln", "ort"):
+            rounds.setdefault((r["runner"],) + key, []).append(r)
+        elif r["runner"] == "check":
+            checks[key] = r
+        elif r["runner"] == "ort-vs-torch":
+            ort_vs_torch[r["model"]] = r
     return rounds, checks, ort_vs_torch
 
 

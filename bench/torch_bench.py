@@ -90,20 +90,14 @@ def cmd_time(name, case, threads, warmup, iterations):
 
 def read_records(path):
     kiln, torch_ = {}, {}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            r = json.loads(line)
-            r = {**r, **r.get("result", {})}  # kiln records carry `kiln bench --json` as "result"
-            key = (r["model"], int(r["threads"]))
-            if r["runner"] == "kiln":
-                best = kiln.get(key)
-                if best is None or "error" in best or ("error" not in r and r["median_ms"] < best["median_ms"]):
-                    kiln[key] = r
-            elif r["runner"] == "pytorch":
-                torch_[key] = r
+    for r in bench_models.read_results(path):
+        key = (r["model"], int(r["threads"]))
+        if r["runner"] == "kiln":
+            best = kiln.get(key)
+            if best is None or "error" in best or ("error" not in r and r["median_ms"] < best["median_ms"]):
+                kiln[key] = r
+        elif r["runner"] == "pytorch":
+            torch_[key] = r
     return kiln, torch_
 
 
