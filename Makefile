@@ -8,7 +8,8 @@ TEST_PACKAGES := $(BUILD_PACKAGES) libonnx-testdata clang libclang-rt-14-dev pyt
                  python3-numpy python3-torch python3-torchvision gcc-aarch64-linux-gnu \
                  libc6-dev-arm64-cross
 
-BENCH_PACKAGES := $(BUILD_PACKAGES) libopenblas-dev libdnnl-dev python3-numpy python3-onnx python3-torch python3-torchvision
+BENCH_PACKAGES := $(BUILD_PACKAGES) libopenblas-dev libdnnl-dev python3-numpy python3-onnx python3-torch python3-torchvision \
+                  nodejs
 
 # bench must be PHONY: bench/ is also a directory.
 .PHONY: all build demo test bench deps-build deps-test deps-bench install ops-doc clean

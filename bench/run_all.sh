@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # run_all.sh — the `make bench` step: runs the GEMM benchmark (build/bench/kiln_gemm_bench) and
-# the model benchmark (bench/model_bench.sh) and writes bench/RESULTS.md: the date, the machine,
-# how busy it was, the exact commands, every figure and every issue-5 goal with PASS/FAIL.
+# the model benchmark (bench/model_bench.sh: kiln against ONNX Runtime and PyTorch) and writes
+# bench/RESULTS.md: the date, the machine, how busy it was, the exact commands, every figure and
+# every goal with PASS/FAIL.
 #
-# Usage: run_all.sh [BUILD_DIR] [--quick] [--strict] [--note TEXT] [--output FILE]
+# Usage: run_all.sh [BUILD_DIR] [--quick] [--strict] [--only SECTION] [--note TEXT] [--output FILE]
 #   BUILD_DIR   build directory holding kiln and bench/kiln_gemm_bench (default: build)
 #   --quick     smoke run: small GEMM shapes, few model iterations (not for RESULTS.md of record)
 #   --strict    exit 1 when any goal FAILS (default: exit 0 once everything was measured)
+#   --only      one section, to iterate on it: gemm, models (both model peers) or models-ort
+#               (kiln against ONNX Runtime only); the report then goes to
+#               BUILD_DIR/bench-work/RESULTS-SECTION.md unless --output says otherwise
 #   --note      a line added to the report's conditions (e.g. "other builds were running")
 #   --output    report path (default: bench/RESULTS.md next to this script)
 # Environment: KILN_BENCH_COMMAND names the command that was typed (make bench sets it) so the
@@ -33,45 +37,66 @@ build=build
 quick=0
 strict=0
 note=""
-output=$here/RESULTS.md
-usage() { echo "usage: run_all.sh [BUILD_DIR] [--quick] [--strict] [--note TEXT] [--output FILE]" >&2; exit 2; }
+output=""
+only=""
+usage() {
+    echo "usage: run_all.sh [BUILD_DIR] [--quick] [--strict] [--only gemm|models|models-ort] [--note TEXT] [--output FILE]" >&2
+    exit 2
+}
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1; shift ;;
     --strict) strict=1; shift ;;
     --note) [ $# -ge 2 ] || usage; note=$2; shift 2 ;;
     --output) [ $# -ge 2 ] || usage; output=$2; shift 2 ;;
+    --only) [ $# -ge 2 ] || usage; only=$2; shift 2
+        case $only in gemm | models | models-ort) ;; *) usage ;; esac ;;
     -*) usage ;;
     *) build=$1; shift ;;
     esac
 done
 build=$(cd "$build" 2> /dev/null && pwd) || { echo "run_all.sh: no build directory '$build'" >&2; exit 2; }
 gemm=$build/bench/kiln_gemm_bench
-if [ ! -x "$gemm" ] || [ ! -x "$build/kiln" ]; then
+if { [ ! -x "$gemm" ] && [ "${only#models}" = "$only" ]; } || [ ! -x "$build/kiln" ]; then
     echo "run_all.sh: $gemm or $build/kiln is missing; build first (make bench does)" >&2
     exit 1
 fi
 work=$build/bench-work
 mkdir -p "$work" || exit 1
+[ -n "$output" ] || output=${only:+$work/RESULTS-$only.md}
+[ -n "$output" ] || output=$here/RESULTS.md
+run_gemm=1
+run_models=1
+[ -n "$only" ] && [ "$only" != gemm ] && run_gemm=0
+[ "$only" = gemm ] && run_models=0
 
 gemm_args=""
 model_args=""
 if [ $quick = 1 ]; then
     gemm_args="--quick"
-    model_args="--iterations 3 --warmup 1"
+    model_args="--iterations 3 --warmup 1 --rounds 2"
 fi
+[ "$only" = models-ort ] && model_args="${model_args:+$model_args }--no-torch"
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 
-echo "run_all.sh: GEMM benchmark: $gemm $gemm_args" >&2
-# shellcheck disable=SC2086 # the option lists are meant to split
-"$gemm" $gemm_args > "$work/gemm.md"
-gemm_rc=$?
-echo "run_all.sh: model benchmark: bench/model_bench.sh $build $work $model_args" >&2
-# shellcheck disable=SC2086
-"$here/model_bench.sh" "$build" "$work" $model_args > "$work/models.md"
-models_rc=$?
+gemm_rc=0
+models_rc=0
+: > "$work/gemm.md"
+: > "$work/models.md"
+if [ $run_gemm = 1 ]; then
+    echo "run_all.sh: GEMM benchmark: $gemm $gemm_args" >&2
+    # shellcheck disable=SC2086 # the option lists are meant to split
+    "$gemm" $gemm_args > "$work/gemm.md"
+    gemm_rc=$?
+fi
+if [ $run_models = 1 ]; then
+    echo "run_all.sh: model benchmark: bench/model_bench.sh $build $work $model_args" >&2
+    # shellcheck disable=SC2086
+    "$here/model_bench.sh" "$build" "$work" $model_args > "$work/models.md"
+    models_rc=$?
+fi
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- the machine, as lscpu and the build describe it ----
@@ -112,21 +137,29 @@ tmp=$output.tmp.$$
     fi
     [ -n "$note" ] && echo "- note: $note"
     [ $quick = 1 ] && echo "- **quick run (--quick): reduced shapes and iterations; not a result of record**"
+    [ -n "$only" ] && echo "- **one section only (--only $only)**"
     echo
     echo "**Goals: $passed PASS, $failed FAIL** (every figure below is from this one run)."
     echo
-    echo "Command: \`$gemm${gemm_args:+ $gemm_args}\`"
-    echo
-    if [ $gemm_rc -eq 0 ]; then cat "$work/gemm.md"; else echo "**kiln_gemm_bench failed (exit $gemm_rc)**"; echo; fi
-    echo "Command: \`bench/model_bench.sh $build $work${model_args:+ $model_args}\`"
-    echo
-    if [ $models_rc -eq 0 ]; then cat "$work/models.md"; else cat "$work/models.md"; echo; echo "**model_bench.sh failed (exit $models_rc)**"; fi
-    echo
-    echo "## Goals not measured yet"
-    echo
-    echo "- bf16 AMX matmul at 1024-2048 against oneDNN's bf16 matmul and against kiln's own f32 GEMM: kiln's"
-    echo "  precision bf16 runs on AVX512-BF16 (its figures against kiln f32 are in the bf16 section above), not on"
-    echo "  AMX tiles: this machine exposes no AMX (docs/benchmarks.md), so no AMX kernel can run or be timed here."
+    if [ $run_gemm = 1 ]; then
+        echo "Command: \`$gemm${gemm_args:+ $gemm_args}\`"
+        echo
+        if [ $gemm_rc -eq 0 ]; then cat "$work/gemm.md"; else echo "**kiln_gemm_bench failed (exit $gemm_rc)**"; echo; fi
+    fi
+    if [ $run_models = 1 ]; then
+        echo "Command: \`bench/model_bench.sh $build $work${model_args:+ $model_args}\`"
+        echo
+        cat "$work/models.md"
+        [ $models_rc -eq 0 ] || { echo; echo "**model_bench.sh failed (exit $models_rc)**"; }
+    fi
+    if [ $run_gemm = 1 ]; then # the goal below belongs to the GEMM section
+        echo
+        echo "## Goals not measured yet"
+        echo
+        echo "- bf16 AMX matmul at 1024-2048 against oneDNN's bf16 matmul and against kiln's own f32 GEMM: kiln's"
+        echo "  precision bf16 runs on AVX512-BF16 (its figures against kiln f32 are in the bf16 section above), not on"
+        echo "  AMX tiles: this machine exposes no AMX (docs/benchmarks.md), so no AMX kernel can run or be timed here."
+    fi
 } > "$tmp" && mv "$tmp" "$output" || { rm -f "$tmp"; echo "run_all.sh: cannot write $output" >&2; exit 1; }
 
 cat "$output"

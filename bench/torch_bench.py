@@ -4,19 +4,20 @@
 Benchmark support (not part of kiln); driven by bench/model_bench.sh. Three commands:
 
   torch_bench.py export OUTDIR
-      Exports the benchmark models with tests/models/export_models.py (imported, so the models,
-      seeds and export code are the very ones the real-model tests use) at opset 17 into
-      OUTDIR/<model>_op17/{model.onnx, input_<i>.npy, output_<j>.npy}. ResNet-18 and MobileNetV2
-      take one 1x3x224x224 image; the BERT-like encoder is exported at batch 1 (the real-model
-      test uses batch 2 to exercise padding masks; the benchmark goal is stated at batch 1).
+      Exports the issue-5 models (ResNet-18, MobileNetV2, the BERT-like encoder at batch 1) with
+      bench/bench_models.py, which model_bench.sh uses for all of its models, into
+      OUTDIR/<model>_op17/{model.onnx, input_<i>.npy, output_<j>.npy}.
 
   torch_bench.py time MODEL CASE_DIR --threads N [--warmup W] [--iterations I]
-      Rebuilds MODEL exactly as it was exported (same builder, same seed, so the same weights),
+      MODEL is any name of `bench_models.py list`. Rebuilds MODEL exactly as bench_models.py
+      exported it (same builder, same seed, so the same weights),
       feeds CASE_DIR's input_<i>.npy, and times I calls after W untimed ones under
       torch.inference_mode with torch.set_num_threads(N). Prints one JSON object.
 
   torch_bench.py report RESULTS.jsonl
-      Reads the kiln and PyTorch records model_bench.sh collected and prints a Markdown table with
+      Reads the kiln and PyTorch records model_bench.sh collected (kiln's best round of each model
+      and thread count: the lowest median; other runners' records are ignored) and prints a
+      Markdown table, one row per model PyTorch was timed on, with
       the speed-up (PyTorch median / kiln median; the ratio of the minima beside it, the figure
       least disturbed by other work on a shared machine) and PASS/FAIL against the 1.5x goal.
       Exit status 0; the table carries the verdicts.
@@ -28,50 +29,15 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = ("resnet18", "mobilenet_v2", "bert_encoder")
-OPSET = 17
+sys.path.insert(0, HERE)
+import bench_models  # noqa: E402 (the models and their export, shared with model_bench.sh)
+
+MODELS = ("resnet18", "mobilenet_v2", "bert_encoder")  # issue 5's models, exported by `export`
 GOAL_SPEEDUP = 1.5
 
 
-def import_exporter():
-    sys.path.insert(0, os.path.join(HERE, "..", "tests", "models"))
-    import export_models
-    return export_models
-
-
-def bert_inputs_batch1(rng, seq=64, vocab=1000):
-    """export_models.bert_inputs at batch 1: no padded second sequence, same value ranges."""
-    import numpy as np
-    input_ids = rng.integers(0, vocab, size=(1, seq), dtype=np.int64)
-    attention_mask = np.ones((1, seq), dtype=np.int64)
-    token_type_ids = np.zeros((1, seq), dtype=np.int64)
-    token_type_ids[:, seq // 2:] = 1
-    return [input_ids, attention_mask, token_type_ids]
-
-
-def model_spec(exporter, name):
-    builder, make_inputs, input_names, output_names, _ = exporter.MODELS[name]
-    if name == "bert_encoder":
-        make_inputs = bert_inputs_batch1
-    return builder, make_inputs, input_names, output_names
-
-
-def case_dir(outdir, name):
-    return os.path.join(outdir, f"{name}_op{OPSET}")
-
-
 def cmd_export(outdir):
-    exporter = import_exporter()
-    exporter.OPSETS = (OPSET,)  # export_one reads the module's list: one opset is enough here
-    failed = []
-    for name in MODELS:
-        try:
-            builder, make_inputs, input_names, output_names = model_spec(exporter, name)
-            exporter.export_one(name, builder, make_inputs, input_names, output_names, outdir)
-        except Exception as e:  # report and go on: the other models still get measured
-            print(f"export of {name} FAILED: {type(e).__name__}: {e}", file=sys.stderr)
-            failed.append(name)
-    return 1 if failed else 0
+    return bench_models.cmd_export(outdir, list(MODELS))
 
 
 def time_calls(fn, warmup, iterations):
@@ -106,8 +72,7 @@ def cmd_time(name, case, threads, warmup, iterations):
     try:
         torch.set_num_threads(threads)
         torch.set_num_interop_threads(1)  # one op at a time, as kiln executes
-        exporter = import_exporter()
-        builder, make_inputs, _, _ = model_spec(exporter, name)
+        builder = bench_models.model_spec(name)[0]
         torch.manual_seed(sum(map(ord, name)))  # export_one's seed: the exported weights
         model = builder().eval()
         n_inputs = len([f for f in os.listdir(case) if f.startswith("input_") and f.endswith(".npy")])
@@ -125,18 +90,14 @@ def cmd_time(name, case, threads, warmup, iterations):
 
 def read_records(path):
     kiln, torch_ = {}, {}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            r = json.loads(line)
-            r = {**r, **r.get("result", {})}  # kiln records carry `kiln bench --json` as "result"
-            key = (r["model"], int(r["threads"]))
-            if r["runner"] == "kiln":
+    for r in bench_models.read_results(path):
+        key = (r["model"], int(r["threads"]))
+        if r["runner"] == "kiln":
+            best = kiln.get(key)
+            if best is None or "error" in best or ("error" not in r and r["median_ms"] < best["median_ms"]):
                 kiln[key] = r
-            else:
-                torch_[key] = r
+        elif r["runner"] == "pytorch":
+            torch_[key] = r
     return kiln, torch_
 
 
@@ -150,7 +111,8 @@ def fmt_ms(r, field):
 
 def cmd_report(path):
     kiln, torch_ = read_records(path)
-    keys = sorted(set(kiln) | set(torch_), key=lambda k: (MODELS.index(k[0]) if k[0] in MODELS else 99, k[1]))
+    order = bench_models.ORDER
+    keys = sorted(torch_, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1]))
     print("| model | threads | kiln min ms | kiln median ms | PyTorch min ms | PyTorch median ms "
           "| speed-up (median) | speed-up (min) | goal: median speed-up >= 1.5x |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -177,7 +139,7 @@ def cmd_report(path):
         print(f"- error: {e}")
     if errors:
         print()
-    delegated = sorted({f"{m}: {r['delegate_calls']}" for (m, _), r in kiln.items() if "delegate_calls" in r})
+    delegated = sorted({f"{m}: {r['delegate_calls']}" for (m, t), r in kiln.items() if (m, t) in torch_ and "delegate_calls" in r})
     if delegated:
         print(f"kiln delegate calls per execution (0 = every op on the portable kernels): {', '.join(delegated)}")
         print()
@@ -192,7 +154,7 @@ def main(argv):
         return cmd_export(argv[2])
     if len(argv) >= 3 and argv[1] == "report":
         return cmd_report(argv[2])
-    if len(argv) >= 4 and argv[1] == "time" and argv[2] in MODELS:
+    if len(argv) >= 4 and argv[1] == "time" and argv[2] in bench_models.ORDER:
         opts = {"--threads": 1, "--warmup": 3, "--iterations": 20}
         rest = argv[4:]
         if len(rest) % 2 == 0 and all(rest[i] in opts and rest[i + 1].isdigit() for i in range(0, len(rest), 2)):
