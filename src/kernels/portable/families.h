@@ -21,6 +21,9 @@ extern const kiln_kernel kiln_kernels_data[];       /* Concat Split Slice Gather
 /* Issue 15 (ops-b): losses, recurrent nets, Einsum, quantization, signal windows and transforms */
 extern const kiln_kernel kiln_kernels_loss[];       /* NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss */
 extern const kiln_kernel kiln_kernels_rnn[];        /* RNN GRU LSTM */
+extern const kiln_kernel kiln_kernels_quantize[];   /* QuantizeLinear DequantizeLinear DynamicQuantizeLinear */
+extern const kiln_kernel kiln_kernels_qlinear_matmul[]; /* MatMulInteger QLinearMatMul */
+extern const kiln_kernel kiln_kernels_qlinear_conv[];   /* ConvInteger QLinearConv */
 /* Domain KILN_DOMAIN_KILN (kiln_domain.c): RMSNorm RoPE Attention Linear Embed */
 extern const kiln_kernel kiln_kernels_kiln_domain[];
 /* The explain function (kiln_kernel_explain) of an entry of kiln_kernels_kiln_domain, or NULL. */

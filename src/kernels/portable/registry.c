@@ -17,7 +17,7 @@ static const kiln_kernel *const families[] = {
     kiln_kernels_conv,  kiln_kernels_pool,   kiln_kernels_norm,       kiln_kernels_softmax,
     kiln_kernels_reduce, kiln_kernels_shape, kiln_kernels_data,
     /* issue 15 (ops-b) */
-    kiln_kernels_loss, kiln_kernels_rnn,
+    kiln_kernels_loss, kiln_kernels_rnn, kiln_kernels_quantize, kiln_kernels_qlinear_matmul, kiln_kernels_qlinear_conv,
 };
 
 /* kiln's own ops (KILN_DOMAIN_KILN). */
