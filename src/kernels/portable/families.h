@@ -24,6 +24,8 @@ extern const kiln_kernel kiln_kernels_rnn[];        /* RNN GRU LSTM */
 extern const kiln_kernel kiln_kernels_quantize[];   /* QuantizeLinear DequantizeLinear DynamicQuantizeLinear */
 extern const kiln_kernel kiln_kernels_qlinear_matmul[]; /* MatMulInteger QLinearMatMul */
 extern const kiln_kernel kiln_kernels_qlinear_conv[];   /* ConvInteger QLinearConv */
+extern const kiln_kernel kiln_kernels_signal_window[]; /* HannWindow HammingWindow BlackmanWindow MelWeightMatrix */
+extern const kiln_kernel kiln_kernels_signal_dft[];    /* DFT STFT */
 /* Domain KILN_DOMAIN_KILN (kiln_domain.c): RMSNorm RoPE Attention Linear Embed */
 extern const kiln_kernel kiln_kernels_kiln_domain[];
 /* The explain function (kiln_kernel_explain) of an entry of kiln_kernels_kiln_domain, or NULL. */

@@ -18,6 +18,7 @@ static const kiln_kernel *const families[] = {
     kiln_kernels_reduce, kiln_kernels_shape, kiln_kernels_data,
     /* issue 15 (ops-b) */
     kiln_kernels_loss, kiln_kernels_rnn, kiln_kernels_quantize, kiln_kernels_qlinear_matmul, kiln_kernels_qlinear_conv,
+    kiln_kernels_signal_window, kiln_kernels_signal_dft,
 };
 
 /* kiln's own ops (KILN_DOMAIN_KILN). */
