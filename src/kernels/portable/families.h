@@ -26,6 +26,8 @@ extern const kiln_kernel kiln_kernels_qlinear_matmul[]; /* MatMulInteger QLinear
 extern const kiln_kernel kiln_kernels_qlinear_conv[];   /* ConvInteger QLinearConv */
 extern const kiln_kernel kiln_kernels_signal_window[]; /* HannWindow HammingWindow BlackmanWindow MelWeightMatrix */
 extern const kiln_kernel kiln_kernels_signal_dft[];    /* DFT STFT */
+extern const kiln_kernel kiln_kernels_einsum[];        /* Einsum */
+extern const kiln_kernel kiln_kernels_training[];      /* domain KILN_DOMAIN_ONNX_TRAINING: Adagrad Adam Momentum */
 /* Domain KILN_DOMAIN_KILN (kiln_domain.c): RMSNorm RoPE Attention Linear Embed */
 extern const kiln_kernel kiln_kernels_kiln_domain[];
 /* The explain function (kiln_kernel_explain) of an entry of kiln_kernels_kiln_domain, or NULL. */
