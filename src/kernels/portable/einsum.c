@@ -107,8 +107,8 @@ static kiln_status plan_make(const kiln_node *node, const kiln_tensor *const *in
                 for (int e = 0; e < this_ell; e++, dim++) {
                     int from_right = this_ell - 1 - e;
                     int64_t s = x->shape[dim];
-                    if (from_right >= ell_rank) ell_size[ell_rank++] = s;
-                    else if (ell_size[from_right] == 1) ell_size[from_right] = s;
+                    while (ell_rank <= from_right) ell_size[ell_rank++] = 1; /* not seen yet: broadcasts */
+                    if (ell_size[from_right] == 1) ell_size[from_right] = s;
                     else if (s != 1 && s != ell_size[from_right]) return KILN_ERROR_SHAPE_MISMATCH;
                 }
                 continue;

@@ -34,10 +34,10 @@ static kiln_status quantize_infer(const kiln_node *node, const kiln_tensor *cons
     return KILN_OK;
 }
 
-static kiln_status quantize_run(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
-                                kiln_kernel_ctx *ctx)
+/* One loop for both directions: element i of x against its channel's scale and zero point. */
+static kiln_status linear_run(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
+                              bool dequantize)
 {
-    (void)ctx;
     const kiln_tensor *x = in[0], *scale = in[1], *zp = node->n_inputs > 2 ? in[2] : NULL;
     kiln_quant_axis qa;
     KILN_TRY(kiln_quant_axis_make(node, x, scale, zp, &qa));
@@ -46,12 +46,23 @@ static kiln_status quantize_run(const kiln_node *node, const kiln_tensor *const 
     for (int64_t i = 0; i < n; i++) {
         int64_t c = kiln_quant_axis_channel(&qa, i);
         int64_t z = zp ? kiln_tensor_get_i64(zp, c) : 0;
+        if (dequantize) {
+            ((float *)out[0]->data)[i] = ((float)kiln_tensor_get_i64(x, i) - (float)z) * s[c];
+            continue;
+        }
         /* f32 input divides in f32 (the reference's arithmetic); i32 input in double. */
         double q = x->dtype == KILN_DTYPE_F32 ? (double)nearbyintf(((const float *)x->data)[i] / s[c])
                                               : nearbyint((double)((const int32_t *)x->data)[i] / (double)s[c]);
         kiln_quant_store(out[0], i, q + (double)z);
     }
     return KILN_OK;
+}
+
+static kiln_status quantize_run(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                kiln_kernel_ctx *ctx)
+{
+    (void)ctx;
+    return linear_run(node, in, out, false);
 }
 
 static kiln_status dequantize_infer(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
@@ -73,18 +84,7 @@ static kiln_status dequantize_run(const kiln_node *node, const kiln_tensor *cons
                                   kiln_kernel_ctx *ctx)
 {
     (void)ctx;
-    const kiln_tensor *x = in[0], *scale = in[1], *zp = node->n_inputs > 2 ? in[2] : NULL;
-    kiln_quant_axis qa;
-    KILN_TRY(kiln_quant_axis_make(node, x, scale, zp, &qa));
-    int64_t n = kiln_numel(x);
-    const float *s = scale->data;
-    float *y = out[0]->data;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t c = kiln_quant_axis_channel(&qa, i);
-        float z = zp ? (float)kiln_tensor_get_i64(zp, c) : 0.0f;
-        y[i] = ((float)kiln_tensor_get_i64(x, i) - z) * s[c];
-    }
-    return KILN_OK;
+    return linear_run(node, in, out, true);
 }
 
 static kiln_status dynamic_quantize_infer(const kiln_node *node, const kiln_tensor *const *in,
