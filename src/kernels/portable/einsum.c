@@ -16,6 +16,7 @@
 
 #include "core/check.h"
 #include "kernels/portable/families.h"
+#include "kernels/portable/gemm_f32.h"
 #include "kernels/portable/reduce_row.h"
 
 #define EINSUM_MAX_INPUTS 8
@@ -31,6 +32,7 @@ typedef struct einsum_plan {
     int out[KILN_MAX_RANK];                           /* output labels, in output dim order */
     int n_sum;
     int sum[EINSUM_MAX_LABELS];                       /* summed labels */
+    uint8_t uses[EINSUM_MAX_INPUTS][EINSUM_MAX_LABELS]; /* dims of input i that carry the label */
 } einsum_plan;
 
 static int letter_index(char c)
@@ -148,10 +150,14 @@ static kiln_status plan_make(const kiln_node *node, const kiln_tensor *const *in
         int this_ell = (int)x->rank - (t.n - (t.ellipsis ? 1 : 0)), dim = 0;
         for (int k = 0; k < t.n; k++) {
             if (t.labels[k] < 0) {
-                for (int e = 0; e < this_ell; e++, dim++) p->stride[i][label_of_ell[this_ell - 1 - e]] += dim_stride[dim];
+                for (int e = 0; e < this_ell; e++, dim++) {
+                    p->stride[i][label_of_ell[this_ell - 1 - e]] += dim_stride[dim];
+                    p->uses[i][label_of_ell[this_ell - 1 - e]]++;
+                }
                 continue;
             }
             p->stride[i][label_of_letter[t.labels[k]]] += dim_stride[dim++];
+            p->uses[i][label_of_letter[t.labels[k]]]++;
         }
     }
     /* Output labels: explicit, or the ellipsis then the letters used once, alphabetically. */
@@ -191,20 +197,6 @@ static kiln_status plan_make(const kiln_node *node, const kiln_tensor *const *in
     return KILN_OK;
 }
 
-static kiln_status einsum_infer(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
-                                size_t *scratch_size)
-{
-    (void)scratch_size;
-    if (!out[0]) return KILN_ERROR_INVALID_ARGUMENT;
-    einsum_plan p;
-    KILN_TRY(plan_make(node, in, &p));
-    if (!kiln_reduce_row_dtype_ok(in[0]->dtype)) return KILN_ERROR_NOT_SUPPORTED;
-    int64_t shape[KILN_MAX_RANK];
-    for (int k = 0; k < p.n_out; k++) shape[k] = p.size[p.out[k]];
-    kiln_tensor_set_shape(out[0], in[0]->dtype, (uint32_t)p.n_out, shape);
-    return kiln_tensor_numel(out[0]) < 0 ? KILN_ERROR_LIMIT : KILN_OK;
-}
-
 /* Advances the odometer idx over labels[n] (last fastest); false after the last combination. */
 static bool odometer_next(const einsum_plan *p, const int *labels, int n, int64_t *idx)
 {
@@ -215,12 +207,96 @@ static bool odometer_next(const einsum_plan *p, const int *labels, int n, int64_
     return false;
 }
 
+/* ---- the GEMM form ----
+ * Two f32 operands whose labels are each batch (in both and the output), M (A and output), N (B
+ * and output) or K (A and B, summed), at most one label of M, N and K, none repeated within an
+ * operand, and N the output's innermost label: every batch entry is then one product
+ * C (M, N) = A (M, K) B (K, N) over strided views, which the shared GEMM does far faster than
+ * the generic loop (attention's "bhqd,bhkd->bhqk" is this form). */
+
+typedef struct einsum_gemm {
+    int batch[EINSUM_MAX_LABELS], n_batch;
+    int m, n, k;                      /* labels, or -1 when the group is empty (size 1) */
+    int64_t out_stride[EINSUM_MAX_LABELS];
+    int64_t ldc;
+} einsum_gemm;
+
+static int64_t label_size(const einsum_plan *p, int l) { return l < 0 ? 1 : p->size[l]; }
+static int64_t label_stride(const einsum_plan *p, size_t i, int l) { return l < 0 ? 0 : p->stride[i][l]; }
+
+static bool gemm_form(const einsum_plan *p, kiln_dtype dtype, einsum_gemm *g)
+{
+    if (p->n_inputs != 2 || dtype != KILN_DTYPE_F32) return false;
+    g->n_batch = 0;
+    g->m = g->n = g->k = -1;
+    bool in_out[EINSUM_MAX_LABELS] = {false};
+    int64_t acc = 1;
+    for (int o = p->n_out - 1; o >= 0; o--) {
+        in_out[p->out[o]] = true;
+        g->out_stride[p->out[o]] = acc;
+        acc *= p->size[p->out[o]];
+    }
+    for (int l = 0; l < p->n_labels; l++) {
+        if (p->size[l] == 0 || p->uses[0][l] > 1 || p->uses[1][l] > 1) return false;
+        bool a = p->uses[0][l], b = p->uses[1][l];
+        if (a && b && in_out[l]) {
+            g->batch[g->n_batch++] = l;
+            continue;
+        }
+        int *slot = a && in_out[l] ? &g->m : b && in_out[l] ? &g->n : a && b ? &g->k : NULL;
+        if (!slot || *slot != -1) return false; /* summed within one operand, or a second M, N or K label */
+        *slot = l;
+    }
+    if (g->n >= 0 && g->out_stride[g->n] != 1) return false;
+    g->ldc = g->m >= 0 ? g->out_stride[g->m] : label_size(p, g->n);
+    return true;
+}
+
+static void einsum_gemm_run(const einsum_plan *p, const einsum_gemm *g, const kiln_tensor *const *in,
+                            kiln_tensor *out, kiln_kernel_ctx *ctx)
+{
+    int64_t m = label_size(p, g->m), n = label_size(p, g->n), k = label_size(p, g->k), idx[EINSUM_MAX_LABELS] = {0};
+    const float *a = in[0]->data, *b = in[1]->data;
+    do {
+        int64_t off_a = 0, off_b = 0, off_c = 0;
+        for (int j = 0; j < g->n_batch; j++) {
+            int l = g->batch[j];
+            off_a += idx[l] * p->stride[0][l];
+            off_b += idx[l] * p->stride[1][l];
+            off_c += idx[l] * g->out_stride[l];
+        }
+        kiln_gemm_f32_operand op_a = {a + off_a, label_stride(p, 0, g->m), label_stride(p, 0, g->k)};
+        kiln_gemm_f32_operand op_b = {b + off_b, label_stride(p, 1, g->k), label_stride(p, 1, g->n)};
+        kiln_gemm_f32_parallel(m, n, k, 1.0f, op_a, op_b, 0.0f, (float *)out->data + off_c, g->ldc, ctx->scratch, ctx);
+    } while (odometer_next(p, g->batch, g->n_batch, idx));
+}
+
+static kiln_status einsum_infer(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                size_t *scratch_size)
+{
+    if (!out[0]) return KILN_ERROR_INVALID_ARGUMENT;
+    einsum_plan p;
+    KILN_TRY(plan_make(node, in, &p));
+    if (!kiln_reduce_row_dtype_ok(in[0]->dtype)) return KILN_ERROR_NOT_SUPPORTED;
+    int64_t shape[KILN_MAX_RANK];
+    for (int k = 0; k < p.n_out; k++) shape[k] = p.size[p.out[k]];
+    kiln_tensor_set_shape(out[0], in[0]->dtype, (uint32_t)p.n_out, shape);
+    einsum_gemm g;
+    if (gemm_form(&p, in[0]->dtype, &g))
+        *scratch_size = kiln_gemm_f32_scratch_size(label_size(&p, g.m), label_size(&p, g.n), label_size(&p, g.k));
+    return kiln_tensor_numel(out[0]) < 0 ? KILN_ERROR_LIMIT : KILN_OK;
+}
+
 static kiln_status einsum_run(const kiln_node *node, const kiln_tensor *const *in, kiln_tensor *const *out,
                               kiln_kernel_ctx *ctx)
 {
-    (void)ctx;
     einsum_plan p;
     KILN_TRY(plan_make(node, in, &p));
+    einsum_gemm g;
+    if (gemm_form(&p, in[0]->dtype, &g)) {
+        einsum_gemm_run(&p, &g, in, out[0], ctx);
+        return KILN_OK;
+    }
     bool is_float = kiln_reduce_row_is_float(in[0]->dtype);
     int64_t n_out = kiln_numel(out[0]), idx[EINSUM_MAX_LABELS] = {0};
     for (int l = 0; l < p.n_labels; l++)

@@ -71,6 +71,23 @@ def einsum_cases():
         y = np.einsum(eq, *xs)
         node = helper.make_node("Einsum", names, ["y"], equation=eq)
         save_case(f"einsum_{name}", node, list(zip(names, xs)), [("y", np.asarray(y))], 12)
+    # f32 products of the GEMM form (and near misses that take the generic loop).
+    f32_eqs = [
+        ("f32_attention_scores", "bhqd,bhkd->bhqk", [(2, 3, 5, 4), (2, 3, 6, 4)]),
+        ("f32_batch_broadcast", "bij,bjk->bik", [(1, 3, 4), (5, 4, 2)]),
+        ("f32_matvec", "ik,k->i", [(7, 5), (5,)]),
+        ("f32_vecmat", "k,kn->n", [(5,), (5, 6)]),
+        ("f32_outer", "i,j->ij", [(3,), (4,)]),
+        ("f32_transposed_out", "ij,jk->ki", [(3, 4), (4, 5)]),
+        ("f32_two_k", "ijk,jkl->il", [(2, 3, 4), (3, 4, 5)]),
+        ("f32_large", "mk,nk->mn", [(70, 90), (40, 90)]),
+    ]
+    for name, eq, shapes in f32_eqs:
+        xs = [rand(*s) for s in shapes]
+        names = [f"x{i}" for i in range(len(xs))]
+        y = np.einsum(eq, *[x.astype(np.float64) for x in xs]).astype(np.float32)
+        node = helper.make_node("Einsum", names, ["y"], equation=eq)
+        save_case(f"einsum_{name}", node, list(zip(names, xs)), [("y", np.asarray(y))], 12)
     a = RNG.integers(-5, 5, (3, 4)).astype(np.int64)
     b = RNG.integers(-5, 5, (4, 2)).astype(np.int64)
     node = helper.make_node("Einsum", ["a", "b"], ["y"], equation="ij,jk->ik")
