@@ -114,14 +114,11 @@ static kiln_status dynamic_quantize_run(const kiln_node *node, const kiln_tensor
     float scale = (hi - lo) / 255.0f;
     /* An all-zero x has scale 0: every value quantizes to the zero point 0. */
     float zp_f = scale > 0 ? nearbyintf(0.0f - lo / scale) : 0.0f;
-    uint8_t zp = (uint8_t)(zp_f < 0 ? 0 : zp_f > 255 ? 255 : zp_f);
-    if (out[0]) {
-        uint8_t *y = out[0]->data;
-        for (int64_t i = 0; i < n; i++) {
-            float q = scale > 0 ? nearbyintf(x[i] / scale) + (float)zp : (float)zp;
-            y[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
-        }
-    }
+    if (!(zp_f >= 0)) zp_f = 0; /* NaN too: an infinite x gives an infinite scale */
+    uint8_t zp = (uint8_t)(zp_f > 255 ? 255 : zp_f);
+    if (out[0])
+        for (int64_t i = 0; i < n; i++)
+            kiln_quant_store(out[0], i, scale > 0 ? (double)(nearbyintf(x[i] / scale) + (float)zp) : (double)zp);
     if (node->n_outputs > 1 && out[1]) *(float *)out[1]->data = scale;
     if (node->n_outputs > 2 && out[2]) *(uint8_t *)out[2]->data = zp;
     return KILN_OK;

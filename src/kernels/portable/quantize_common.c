@@ -38,6 +38,7 @@ kiln_status kiln_quant_axis_make(const kiln_node *node, const kiln_tensor *x, co
 
 void kiln_quant_store(kiln_tensor *t, int64_t i, double q)
 {
+    if (q != q) q = 0; /* NaN (a NaN input, a zero scale of a zero): converting it would be undefined */
     switch (t->dtype) {
     case KILN_DTYPE_U8: ((uint8_t *)t->data)[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q); break;
     case KILN_DTYPE_I8: ((int8_t *)t->data)[i] = (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q); break;

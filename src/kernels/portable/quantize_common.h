@@ -41,7 +41,7 @@ bool kiln_quant_vector_ok(const kiln_tensor *t, int64_t n);
 /* Element i of such a vector, or its single element. */
 static inline int64_t kiln_quant_vector_index(const kiln_tensor *t, int64_t i) { return kiln_quant_is_scalar(t) ? 0 : i; }
 
-/* t[i] = q (already rounded) saturated to t's dtype: u8, i8 or i32. */
+/* t[i] = q (already rounded) saturated to t's dtype: u8, i8 or i32; NaN stores 0. */
 void kiln_quant_store(kiln_tensor *t, int64_t i, double q);
 
 #endif /* KILN_KERNELS_PORTABLE_QUANTIZE_COMMON_H */

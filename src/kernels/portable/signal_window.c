@@ -55,8 +55,8 @@ static kiln_status window_infer(const kiln_node *node, const kiln_tensor *const 
     KILN_TRY(output_dtype(node, &dtype));
     if (in[0] && in[0]->dtype != KILN_DTYPE_I32 && in[0]->dtype != KILN_DTYPE_I64) return KILN_ERROR_DTYPE_MISMATCH;
     KILN_TRY(scalar_input(in[0], &size));
-    if (size < 0) return KILN_ERROR_INVALID_VALUE;
-    int64_t shape[1] = {(int64_t)size};
+    int64_t shape[1] = {kiln_tensor_get_i64(in[0], 0)}; /* exactly, not through the double */
+    if (shape[0] < 0) return KILN_ERROR_INVALID_VALUE;
     kiln_tensor_set_shape(out[0], dtype, 1, shape);
     return kiln_tensor_numel(out[0]) < 0 ? KILN_ERROR_LIMIT : KILN_OK;
 }
@@ -110,12 +110,15 @@ static kiln_status mel_read(const kiln_tensor *const *in, mel_args *a)
             return KILN_ERROR_DTYPE_MISMATCH;
         KILN_TRY(scalar_input(in[i], &v[i]));
     }
-    a->n_mel = (int64_t)v[0];
-    a->dft_length = (int64_t)v[1];
-    a->sample_rate = (int64_t)v[2];
+    /* The integers read exactly, not through the double of scalar_input. */
+    a->n_mel = kiln_tensor_get_i64(in[0], 0);
+    a->dft_length = kiln_tensor_get_i64(in[1], 0);
+    a->sample_rate = kiln_tensor_get_i64(in[2], 0);
     a->lower_hz = v[3];
     a->upper_hz = v[4];
-    if (a->n_mel < 0 || a->dft_length < 0 || a->sample_rate <= 0 || a->n_mel > ((int64_t)1 << 30)) return KILN_ERROR_INVALID_VALUE;
+    int64_t limit = (int64_t)1 << 40;
+    if (a->n_mel < 0 || a->dft_length < 0 || a->sample_rate <= 0 || a->n_mel > limit || a->dft_length > limit)
+        return KILN_ERROR_INVALID_VALUE;
     return KILN_OK;
 }
 
@@ -147,8 +150,11 @@ static kiln_status mel_run(const kiln_node *node, const kiln_tensor *const *in, 
     kiln_tensor *y = out[0];
     int64_t n_bins = y->shape[0], *points = ctx->scratch; /* (n_mel + 2) DFT bins */
     double low = hz_to_mel(a.lower_hz), step = (hz_to_mel(a.upper_hz) - low) / (double)(a.n_mel + 2);
-    for (int64_t i = 0; i < a.n_mel + 2; i++)
-        points[i] = (int64_t)floor((double)(a.dft_length + 1) * mel_to_hz((double)i * step + low) / (double)a.sample_rate);
+    for (int64_t i = 0; i < a.n_mel + 2; i++) {
+        double bin = floor((double)(a.dft_length + 1) * mel_to_hz((double)i * step + low) / (double)a.sample_rate);
+        if (!(bin >= 0 && bin <= (double)n_bins)) return KILN_ERROR_INVALID_VALUE; /* NaN edges too */
+        points[i] = (int64_t)bin;
+    }
     for (int64_t i = 0; i < n_bins * a.n_mel; i++) store(y, i, 0.0);
     for (int64_t m = 0; m < a.n_mel; m++) {
         int64_t left = points[m], center = points[m + 1], right = points[m + 2];
