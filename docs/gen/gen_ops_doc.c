@@ -175,30 +175,32 @@ static void print_kiln_row(const kiln_kernel *k, void *user)
     rows->n++;
 }
 
+/* A section listing the ops of one domain other than the default: title, a paragraph, the table. */
+static void print_domain_section(const char *title, const char *intro, const char *domain)
+{
+    printf("\n# %s\n\n%s\n\n", title, intro);
+    printf("| op | domain | opset | inputs | outputs | attributes |\n|---|---|---|---|---|---|\n");
+    domain_rows rows = {domain, 0};
+    kiln_portable_kernel_foreach_in(domain, print_kiln_row, &rows);
+    printf("\n%zu ops of the `%s` domain.\n", rows.n, domain);
+}
+
 static void print_kiln_section(void)
 {
-    printf("\n# kiln operators\n\n");
-    printf("Ops of kiln's own domain (`%s`), which kiln builds itself (the GGUF importer, docs/llm.md); "
-           "their exact semantics are in docs/llm.md \"kiln ops\". Each runs on its portable kernel "
-           "(`src/kernels/portable/`); no `cpu` target lowers them.\n\n",
-           KILN_DOMAIN_KILN);
-    printf("| op | domain | opset | inputs | outputs | attributes |\n|---|---|---|---|---|---|\n");
-    domain_rows rows = {KILN_DOMAIN_KILN, 0};
-    kiln_portable_kernel_foreach_in(KILN_DOMAIN_KILN, print_kiln_row, &rows);
-    printf("\n%zu ops of the `%s` domain.\n", rows.n, KILN_DOMAIN_KILN);
+    print_domain_section("kiln operators",
+                         "Ops of kiln's own domain (`" KILN_DOMAIN_KILN "`), which kiln builds itself (the GGUF "
+                         "importer, docs/llm.md); their exact semantics are in docs/llm.md \"kiln ops\". Each runs "
+                         "on its portable kernel (`src/kernels/portable/`); no `cpu` target lowers them.",
+                         KILN_DOMAIN_KILN);
 }
 
 static void print_training_section(void)
 {
-    printf("\n# ONNX training operators\n\n");
-    printf("Ops of ONNX's domain `%s` (version 1), which the ONNX importer accepts besides the default "
-           "domain. Each runs on its portable kernel (`src/kernels/portable/training.c`); no `cpu` target "
-           "lowers them.\n\n",
-           KILN_DOMAIN_ONNX_TRAINING);
-    printf("| op | domain | opset | inputs | outputs | attributes |\n|---|---|---|---|---|---|\n");
-    domain_rows rows = {KILN_DOMAIN_ONNX_TRAINING, 0};
-    kiln_portable_kernel_foreach_in(KILN_DOMAIN_ONNX_TRAINING, print_kiln_row, &rows);
-    printf("\n%zu ops of the `%s` domain.\n", rows.n, KILN_DOMAIN_ONNX_TRAINING);
+    print_domain_section("ONNX training operators",
+                         "Ops of ONNX's domain `" KILN_DOMAIN_ONNX_TRAINING "` (version 1), which the ONNX importer "
+                         "accepts besides the default domain. Each runs on its portable kernel "
+                         "(`src/kernels/portable/training.c`); no `cpu` target lowers them.",
+                         KILN_DOMAIN_ONNX_TRAINING);
 }
 
 int main(void)

@@ -153,6 +153,20 @@ def rnn_cases():
                     attrs["linear_before_reset"] = 1  # torch's GRU applies the reset after R_h
                 node = helper.make_node(op, [n for n, _ in inputs], [n for n, _ in outputs], **attrs)
                 save_case(f"{op.lower()}_{'bidir' if bidir else 'forward'}_layout{layout}{'_seq_lens' if lens else ''}", node, inputs, outputs, 14)
+                if bidir:
+                    # direction "reverse" alone is the reverse half of the bidirectional run.
+                    def half(name, a):
+                        if name in ("W", "R", "B"):
+                            return a[1:]
+                        if name == "Y":
+                            return a[:, :, 1:] if layout else a[:, 1:]
+                        if name in ("initial_h", "initial_c", "Y_h", "Y_c"):
+                            return a[:, 1:] if layout else a[1:]
+                        return a
+                    attrs["direction"] = "reverse"
+                    node = helper.make_node(op, [n for n, _ in inputs], [n for n, _ in outputs], **attrs)
+                    save_case(f"{op.lower()}_reverse_layout{layout}{'_seq_lens' if lens else ''}", node,
+                              [(n, half(n, a)) for n, a in inputs], [(n, half(n, a)) for n, a in outputs], 14)
 
 
 # ---- quantized ops: the ONNX formulas in numpy (exact integers) ----
