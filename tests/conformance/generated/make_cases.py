@@ -252,6 +252,13 @@ def signal_cases():
     y = torch.fft.ifft(xc, dim=2)
     node = helper.make_node("DFT", ["x"], ["y"], axis=-2, inverse=1)
     save_case("dft_inverse_negative_axis", node, [("x", x)], [("y", as_pairs(y))], 17)
+    # Opset 20 moved axis to a third input (default -2).
+    y = torch.fft.fft(xc, dim=2)
+    node = helper.make_node("DFT", ["x", "", "axis"], ["y"])
+    save_case("dft_opset20_axis_input", node, [("x", x), ("axis", np.array(2, np.int64))], [("y", as_pairs(y))], 20)
+    y = torch.fft.fft(xc, n=4, dim=2)
+    node = helper.make_node("DFT", ["x", "n"], ["y"])
+    save_case("dft_opset20_default_axis", node, [("x", x), ("n", np.array(4, np.int64))], [("y", as_pairs(y))], 20)
     sig = rand(2, 40, 2)
     sc = torch.complex(torch.tensor(sig[..., 0], dtype=torch.float64), torch.tensor(sig[..., 1], dtype=torch.float64))
     win = np.hanning(12).astype(np.float32)
