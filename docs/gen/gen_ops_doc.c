@@ -140,15 +140,24 @@ static void print_row(const char *name, const bool *accepted, int from, const ch
     printf("\n");
 }
 
-/* One row of the kiln-domain table: arity and attributes straight from the kernel entry. */
+/* The rows printed of one domain's table. */
+typedef struct domain_rows {
+    const char *domain;
+    size_t n;
+} domain_rows;
+
+/* One row of a domain's table (kiln's, ONNX's training ops): arity and attributes straight from
+   the kernel entry. */
 static void print_kiln_row(const kiln_kernel *k, void *user)
 {
-    size_t *n = user;
+    domain_rows *rows = user;
     const kiln_arity *a = kiln_kernel_arity(k, k->min_opset);
-    printf("| `%s` | %s | %d | ", k->op, KILN_DOMAIN_KILN, k->min_opset);
+    printf("| `%s` | %s | %d | ", k->op, rows->domain, k->min_opset);
     if (a->min_inputs == a->max_inputs) printf("%u", a->min_inputs);
+    else if (a->max_inputs == KILN_ARITY_ANY) printf("%u+", a->min_inputs);
     else printf("%u-%u", a->min_inputs, a->max_inputs);
-    printf(" | %u | ", a->max_outputs);
+    if (a->max_outputs == KILN_ARITY_ANY) printf(" | %u+ | ", a->min_outputs);
+    else printf(" | %u | ", a->max_outputs);
     bool any = false;
     for (const char *p = k->attrs; p && *p;) {
         size_t word = strcspn(p, " "), name = strcspn(p, ":");
@@ -163,20 +172,35 @@ static void print_kiln_row(const kiln_kernel *k, void *user)
         if (*p == ' ') p++;
     }
     printf("%s |\n", any ? "" : "none");
-    (*n)++;
+    rows->n++;
+}
+
+/* A section listing the ops of one domain other than the default: title, a paragraph, the table. */
+static void print_domain_section(const char *title, const char *intro, const char *domain)
+{
+    printf("\n# %s\n\n%s\n\n", title, intro);
+    printf("| op | domain | opset | inputs | outputs | attributes |\n|---|---|---|---|---|---|\n");
+    domain_rows rows = {domain, 0};
+    kiln_portable_kernel_foreach_in(domain, print_kiln_row, &rows);
+    printf("\n%zu ops of the `%s` domain.\n", rows.n, domain);
 }
 
 static void print_kiln_section(void)
 {
-    printf("\n# kiln operators\n\n");
-    printf("Ops of kiln's own domain (`%s`), which kiln builds itself (the GGUF importer, docs/llm.md); "
-           "their exact semantics are in docs/llm.md \"kiln ops\". Each runs on its portable kernel "
-           "(`src/kernels/portable/`); no `cpu` target lowers them.\n\n",
-           KILN_DOMAIN_KILN);
-    printf("| op | domain | opset | inputs | outputs | attributes |\n|---|---|---|---|---|---|\n");
-    size_t n = 0;
-    kiln_portable_kernel_foreach_in(KILN_DOMAIN_KILN, print_kiln_row, &n);
-    printf("\n%zu ops of the `%s` domain.\n", n, KILN_DOMAIN_KILN);
+    print_domain_section("kiln operators",
+                         "Ops of kiln's own domain (`" KILN_DOMAIN_KILN "`), which kiln builds itself (the GGUF "
+                         "importer, docs/llm.md); their exact semantics are in docs/llm.md \"kiln ops\". Each runs "
+                         "on its portable kernel (`src/kernels/portable/`); no `cpu` target lowers them.",
+                         KILN_DOMAIN_KILN);
+}
+
+static void print_training_section(void)
+{
+    print_domain_section("ONNX training operators",
+                         "Ops of ONNX's domain `" KILN_DOMAIN_ONNX_TRAINING "` (version 1), which the ONNX importer "
+                         "accepts besides the default domain. Each runs on its portable kernel "
+                         "(`src/kernels/portable/training.c`); no `cpu` target lowers them.",
+                         KILN_DOMAIN_ONNX_TRAINING);
 }
 
 int main(void)
@@ -245,5 +269,6 @@ int main(void)
            "handled by the importer.\n",
            ops.n, n_cpu);
     print_kiln_section();
+    print_training_section();
     return 0;
 }

@@ -136,9 +136,12 @@ static kiln_status add_input(importer *im, const Onnx__ValueInfoProto *vi, const
     return KILN_OK;
 }
 
-/* The opset of the default domain: imported exactly once, at a version kiln knows. */
-static kiln_status read_opset(kiln_ir_graph *g, const Onnx__ModelProto *m)
+/* The opset of the default domain: imported exactly once, at a version kiln knows. A model of
+   training ops alone (domain KILN_DOMAIN_ONNX_TRAINING, version 1) may import no default
+   opset: g->opset is then 0 and a default-domain node is refused where it appears. */
+static kiln_status read_opset(importer *im, const Onnx__ModelProto *m)
 {
+    kiln_ir_graph *g = im->g;
     if (m->n_opset_import == 0)
         return kiln_ir_fail(g, KILN_ERROR_MODEL, "model has no opset_import: it does not say which ONNX opset its "
                             "ops follow");
@@ -146,13 +149,24 @@ static kiln_status read_opset(kiln_ir_graph *g, const Onnx__ModelProto *m)
     bool found = false;
     for (size_t i = 0; i < m->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = m->opset_import[i];
-        if (!kiln_onnx_is_default_domain(o->domain)) continue;
         int64_t v = o->has_version ? o->version : 0;
+        if (o->domain && strcmp(o->domain, KILN_DOMAIN_ONNX_TRAINING) == 0) {
+            if (v != 1)
+                return kiln_ir_fail(g, KILN_ERROR_MODEL, "model imports version %" PRId64 " of domain '%s'; kiln "
+                                    "knows version 1", v, KILN_DOMAIN_ONNX_TRAINING);
+            im->training_opset = 1;
+            continue;
+        }
+        if (!kiln_onnx_is_default_domain(o->domain)) continue;
         if (found && v != version)
             return kiln_ir_fail(g, KILN_ERROR_MODEL, "model imports the default ONNX domain twice, as opsets %" PRId64
                                 " and %" PRId64, version, v);
         version = v;
         found = true;
+    }
+    if (!found && im->training_opset) {
+        g->opset = 0;
+        return KILN_OK;
     }
     if (!found) return kiln_ir_fail(g, KILN_ERROR_MODEL, "model does not import the default ONNX opset");
     if (version < 1 || version > KILN_PORTABLE_OPSET_MAX)
@@ -175,7 +189,7 @@ static kiln_status import_graph(importer *im, const Onnx__ModelProto *m, const k
     kiln_ir_graph *g = im->g;
     const Onnx__GraphProto *gp = m->graph;
     if (!gp) return kiln_ir_fail(g, KILN_ERROR_MODEL, "model has no graph");
-    KILN_TRY(read_opset(g, m));
+    KILN_TRY(read_opset(im, m));
     for (size_t i = 0; i < gp->n_initializer; i++) KILN_TRY(add_initializer(im, gp->initializer[i]));
     g->inputs = KILN_ARENA_ARRAY(&g->arena, int32_t, gp->n_input ? gp->n_input : 1);
     KILN_CHECK(g->inputs, KILN_ERROR_OUT_OF_MEMORY);

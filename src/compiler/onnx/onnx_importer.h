@@ -21,6 +21,7 @@ typedef struct kiln_onnx_importer {
     kiln_strmap names;              /* value name -> value index */
     kiln_allocator arena_alloc;     /* the graph's arena as an allocator (tensor data) */
     kiln_onnx_external *external;   /* where external tensor data is found */
+    int training_opset;             /* the version of KILN_DOMAIN_ONNX_TRAINING imported; 0: none */
 } kiln_onnx_importer;
 
 /* The default ONNX domain is named "" or "ai.onnx" (an absent domain is "" too). */

@@ -207,20 +207,20 @@ static void count_text(unsigned lo, unsigned hi, char *buf, size_t size)
     else snprintf(buf, size, "%u to %u", lo, hi);
 }
 
-static kiln_status check_arity(kiln_ir_graph *g, const Onnx__NodeProto *np, const kiln_kernel *k, const char *name,
-                               const char *op)
+static kiln_status check_arity(kiln_ir_graph *g, const Onnx__NodeProto *np, const kiln_kernel *k, int opset,
+                               const char *name, const char *op)
 {
-    const kiln_arity *ar = kiln_kernel_arity(k, g->opset);
+    const kiln_arity *ar = kiln_kernel_arity(k, opset);
     char want[48];
     if (np->n_input < ar->min_inputs || (ar->max_inputs != KILN_ARITY_ANY && np->n_input > ar->max_inputs)) {
         count_text(ar->min_inputs, ar->max_inputs, want, sizeof want);
         return kiln_ir_fail(g, KILN_ERROR_MODEL, "node '%s' (%s, opset %d) has %zu inputs; %s takes %s", name, op,
-                            g->opset, np->n_input, op, want);
+                            opset, np->n_input, op, want);
     }
     if (np->n_output < ar->min_outputs || (ar->max_outputs != KILN_ARITY_ANY && np->n_output > ar->max_outputs)) {
         count_text(ar->min_outputs, ar->max_outputs, want, sizeof want);
         return kiln_ir_fail(g, KILN_ERROR_MODEL, "node '%s' (%s, opset %d) has %zu outputs; %s gives %s", name, op,
-                            g->opset, np->n_output, op, want);
+                            opset, np->n_output, op, want);
     }
     for (size_t i = 0; i < ar->min_inputs; i++)
         if (!np->input[i] || !np->input[i][0])
@@ -258,22 +258,28 @@ kiln_status kiln_onnx_import_node(kiln_onnx_importer *im, const Onnx__NodeProto 
         name = fallback_name;
     }
     const char *domain = np->domain && np->domain[0] ? np->domain : "ai.onnx";
-    if (!kiln_onnx_is_default_domain(np->domain))
+    /* Besides the default domain, the ONNX training ops (when the model imports their domain). */
+    bool training = im->training_opset && strcmp(domain, KILN_DOMAIN_ONNX_TRAINING) == 0;
+    if (!kiln_onnx_is_default_domain(np->domain) && !training)
         return kiln_ir_fail(g, KILN_ERROR_UNSUPPORTED_OP,
                             "unsupported op '%s' (domain '%s') at node '%s': only the default ONNX domain is supported",
                             op, domain, name);
+    if (!training && g->opset == 0)
+        return kiln_ir_fail(g, KILN_ERROR_MODEL, "node '%s' (%s) is of the default ONNX domain, which the model does "
+                            "not import", name, op);
+    int opset = training ? im->training_opset : g->opset;
     kiln_attr *attrs = KILN_ARENA_ARRAY(&g->arena, kiln_attr, np->n_attribute ? np->n_attribute : 1);
     KILN_CHECK(attrs, KILN_ERROR_OUT_OF_MEMORY);
     for (size_t i = 0; i < np->n_attribute; i++) KILN_TRY(convert_attr(im, np->attribute[i], &attrs[i], name, op));
 
-    if (strcmp(op, "Constant") == 0) return import_constant(im, np, attrs, name);
-    /* Only default-domain nodes get here, so the kernel is an ONNX one: kiln's own ops (domain
+    if (!training && strcmp(op, "Constant") == 0) return import_constant(im, np, attrs, name);
+    /* Only nodes of ONNX's domains get here, so the kernel is an ONNX one: kiln's own ops (domain
        KILN_DOMAIN_KILN) come from other importers, never from an ONNX file's node names. */
-    const kiln_kernel *kernel = kiln_portable_kernel_find(NULL, op, g->opset);
+    const kiln_kernel *kernel = kiln_portable_kernel_find(training ? KILN_DOMAIN_ONNX_TRAINING : NULL, op, opset);
     if (!kernel)
         return kiln_ir_fail(g, KILN_ERROR_UNSUPPORTED_OP, "unsupported op '%s' (domain '%s', opset %d) at node '%s'",
-                            op, domain, g->opset, name);
-    KILN_TRY(check_arity(g, np, kernel, name, op));
+                            op, domain, opset, name);
+    KILN_TRY(check_arity(g, np, kernel, opset, name, op));
     KILN_TRY(check_attrs(g, kernel, attrs, np->n_attribute, name, op));
     int32_t ni;
     KILN_TRY(kiln_ir_node_add(g, np->n_input, np->n_output, &ni));
@@ -282,8 +288,8 @@ kiln_status kiln_onnx_import_node(kiln_onnx_importer *im, const Onnx__NodeProto 
     n->node.op = kiln_arena_strdup(&g->arena, op);
     n->node.name = kiln_arena_strdup(&g->arena, name);
     KILN_CHECK(n->node.op && n->node.name, KILN_ERROR_OUT_OF_MEMORY);
-    n->node.domain = ""; /* "ai.onnx" and an absent domain alike */
-    n->node.opset = g->opset;
+    n->node.domain = training ? KILN_DOMAIN_ONNX_TRAINING : ""; /* "ai.onnx" and an absent domain alike */
+    n->node.opset = opset;
     n->node.attrs = attrs;
     n->node.n_attrs = np->n_attribute;
     for (size_t i = 0; i < np->n_input; i++) {

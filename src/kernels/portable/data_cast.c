@@ -184,6 +184,17 @@ static const struct {
     {16, "BFLOAT16", KILN_DTYPE_BF16},
 };
 
+kiln_status kiln_data_dtype_of_onnx(int64_t code, kiln_dtype *dtype)
+{
+    for (size_t k = 0; k < sizeof onnx_types / sizeof onnx_types[0]; k++) {
+        if (code == onnx_types[k].code) {
+            *dtype = onnx_types[k].dtype;
+            return KILN_OK;
+        }
+    }
+    return code < 1 || code > 23 ? KILN_ERROR_INVALID_ARGUMENT : KILN_ERROR_NOT_SUPPORTED;
+}
+
 static bool name_equals_nocase(const char *a, const char *b)
 {
     for (; *a && *b; a++, b++)
@@ -197,14 +208,14 @@ static kiln_status cast_target(const kiln_node *node, kiln_dtype *dtype)
 {
     const kiln_attr *a = kiln_node_attr(node, "to");
     KILN_CHECK(a && (a->type == KILN_ATTR_INT || a->type == KILN_ATTR_STRING), KILN_ERROR_INVALID_ARGUMENT);
+    if (a->type == KILN_ATTR_INT) return kiln_data_dtype_of_onnx(a->i, dtype);
     for (size_t k = 0; k < sizeof onnx_types / sizeof onnx_types[0]; k++) {
-        bool match = a->type == KILN_ATTR_INT ? a->i == onnx_types[k].code : name_equals_nocase(a->s, onnx_types[k].name);
-        if (match) {
+        if (name_equals_nocase(a->s, onnx_types[k].name)) {
             *dtype = onnx_types[k].dtype;
             return KILN_OK;
         }
     }
-    return a->type == KILN_ATTR_INT && (a->i < 1 || a->i > 23) ? KILN_ERROR_INVALID_ARGUMENT : KILN_ERROR_NOT_SUPPORTED;
+    return KILN_ERROR_NOT_SUPPORTED;
 }
 
 static kiln_status cast_set_output(const kiln_tensor *x, kiln_tensor *y, kiln_dtype dtype)

@@ -23,4 +23,9 @@ KILN_DATA_KERNEL_DECL_(cast_like)
    nearest even for f16/bf16, saturation for float to integer, nonzero is true). */
 void kiln_data_store_f64(kiln_dtype dtype, void *dst, double v);
 
+/* The dtype of an ONNX TensorProto.DataType code (Cast's `to`, the output_datatype of the window
+   ops ...). KILN_ERROR_INVALID_ARGUMENT for a code ONNX does not define, KILN_ERROR_NOT_SUPPORTED
+   for a type kiln has no dtype for (string, complex, float8). */
+kiln_status kiln_data_dtype_of_onnx(int64_t code, kiln_dtype *dtype);
+
 #endif /* KILN_KERNELS_PORTABLE_DATA_OPS_H */

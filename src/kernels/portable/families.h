@@ -18,6 +18,16 @@ extern const kiln_kernel kiln_kernels_softmax[];    /* Softmax LogSoftmax */
 extern const kiln_kernel kiln_kernels_reduce[];     /* Reduce* ArgMax ArgMin CumSum */
 extern const kiln_kernel kiln_kernels_shape[];      /* Reshape Flatten Squeeze Unsqueeze Shape Size Identity Dropout Expand Tile ConstantOfShape Range */
 extern const kiln_kernel kiln_kernels_data[];       /* Concat Split Slice Gather Transpose Pad Trilu Cast CastLike */
+/* Issue 15 (ops-b): losses, recurrent nets, Einsum, quantization, signal windows and transforms */
+extern const kiln_kernel kiln_kernels_loss[];       /* NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss */
+extern const kiln_kernel kiln_kernels_rnn[];        /* RNN GRU LSTM */
+extern const kiln_kernel kiln_kernels_quantize[];   /* QuantizeLinear DequantizeLinear DynamicQuantizeLinear */
+extern const kiln_kernel kiln_kernels_qlinear_matmul[]; /* MatMulInteger QLinearMatMul */
+extern const kiln_kernel kiln_kernels_qlinear_conv[];   /* ConvInteger QLinearConv */
+extern const kiln_kernel kiln_kernels_signal_window[]; /* HannWindow HammingWindow BlackmanWindow MelWeightMatrix */
+extern const kiln_kernel kiln_kernels_signal_dft[];    /* DFT STFT */
+extern const kiln_kernel kiln_kernels_einsum[];        /* Einsum */
+extern const kiln_kernel kiln_kernels_training[];      /* domain KILN_DOMAIN_ONNX_TRAINING: Adagrad Adam Momentum */
 /* Domain KILN_DOMAIN_KILN (kiln_domain.c): RMSNorm RoPE Attention Linear Embed */
 extern const kiln_kernel kiln_kernels_kiln_domain[];
 /* The explain function (kiln_kernel_explain) of an entry of kiln_kernels_kiln_domain, or NULL. */

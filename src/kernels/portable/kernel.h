@@ -62,6 +62,9 @@ typedef struct kiln_attr {
 
 /* The domain of the ops kiln defines itself (the "kiln.*" ops). */
 #define KILN_DOMAIN_KILN "kiln"
+/* ONNX's domain of the training ops (Adagrad, Adam, Momentum), which the ONNX importer accepts
+   besides the default domain. */
+#define KILN_DOMAIN_ONNX_TRAINING "ai.onnx.preview.training"
 
 /* Whether domain names the default ONNX domain (NULL or ""). */
 static inline bool kiln_domain_is_onnx(const char *domain) { return !domain || domain[0] == '\0'; }

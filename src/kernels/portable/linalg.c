@@ -12,6 +12,7 @@
 
 #include "kernels/portable/families.h"
 #include "kernels/portable/gemm_f32.h"
+#include "kernels/portable/matmul_plan.h"
 
 /* ---- Gemm ---------------------------------------------------------------------------------- */
 
@@ -104,60 +105,6 @@ static kiln_status gemm_run(const kiln_node *node, const kiln_tensor *const *in,
 
 /* ---- MatMul (numpy matmul semantics) -------------------------------------------------------- */
 
-#define MATMUL_MAX_BATCH (KILN_MAX_RANK - 2)
-
-typedef struct matmul_plan {
-    int64_t m, n, k;
-    uint32_t batch_rank;
-    int64_t batch[MATMUL_MAX_BATCH];      /* broadcast batch shape */
-    int64_t a_stride[MATMUL_MAX_BATCH];   /* element stride of A per batch dim, 0 when broadcast */
-    int64_t b_stride[MATMUL_MAX_BATCH];
-    int64_t batch_count;
-    bool fold_batch;                      /* B has no batch: run one (batch * m, k) x (k, n) GEMM */
-} matmul_plan;
-
-/* The batch dims of t: all but its last two (none for rank <= 2). */
-static uint32_t batch_rank_of(const kiln_tensor *t) { return t->rank > 2 ? t->rank - 2 : 0; }
-
-/* Right-aligned broadcast of the batch dims of a and b with each operand's matrix strides. */
-static kiln_status matmul_broadcast_batch(const kiln_tensor *a, const kiln_tensor *b, matmul_plan *p)
-{
-    uint32_t ra = batch_rank_of(a), rb = batch_rank_of(b);
-    p->batch_rank = ra > rb ? ra : rb;
-    int64_t a_step = p->m * p->k, b_step = p->k * p->n;
-    p->batch_count = 1;
-    for (int64_t i = (int64_t)p->batch_rank - 1; i >= 0; i--) {
-        int64_t ia = i - (int64_t)(p->batch_rank - ra), ib = i - (int64_t)(p->batch_rank - rb);
-        int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
-        if (da != db && da != 1 && db != 1) return KILN_ERROR_SHAPE_MISMATCH;
-        p->batch[i] = da == 1 ? db : da;
-        p->a_stride[i] = da == 1 ? 0 : a_step;
-        p->b_stride[i] = db == 1 ? 0 : b_step;
-        a_step *= da;
-        b_step *= db;
-        p->batch_count *= p->batch[i];
-    }
-    /* Folding needs B shared by every batch and A dense over the whole output batch. */
-    bool b_shared = true, a_full = true;
-    for (uint32_t i = 0; i < p->batch_rank; i++) {
-        if (p->b_stride[i] != 0 && p->batch[i] != 1) b_shared = false;
-        if (p->a_stride[i] == 0 && p->batch[i] != 1) a_full = false;
-    }
-    p->fold_batch = b_shared && a_full;
-    return KILN_OK;
-}
-
-static kiln_status matmul_plan_make(const kiln_tensor *a, const kiln_tensor *b, matmul_plan *p)
-{
-    if (a->rank < 1 || b->rank < 1) return KILN_ERROR_SHAPE_MISMATCH;
-    p->m = a->rank == 1 ? 1 : a->shape[a->rank - 2];
-    p->k = a->shape[a->rank - 1];
-    int64_t kb = b->rank == 1 ? b->shape[0] : b->shape[b->rank - 2];
-    p->n = b->rank == 1 ? 1 : b->shape[b->rank - 1];
-    if (kb != p->k) return KILN_ERROR_SHAPE_MISMATCH;
-    return matmul_broadcast_batch(a, b, p);
-}
-
 static bool matmul_dtype_supported(kiln_dtype t)
 {
     switch (t) {
@@ -174,34 +121,17 @@ static kiln_status matmul_infer(const kiln_node *node, const kiln_tensor *const 
     if (!a || !b || !out[0]) return KILN_ERROR_INVALID_ARGUMENT;
     if (a->dtype != b->dtype) return KILN_ERROR_DTYPE_MISMATCH;
     if (!matmul_dtype_supported(a->dtype)) return KILN_ERROR_NOT_SUPPORTED;
-    matmul_plan p;
-    kiln_status st = matmul_plan_make(a, b, &p);
+    kiln_matmul_plan p;
+    kiln_status st = kiln_matmul_plan_make(a, b, &p);
     if (st != KILN_OK) return st;
-    int64_t shape[KILN_MAX_RANK];
-    uint32_t rank = p.batch_rank;
-    memcpy(shape, p.batch, rank * sizeof *shape);
-    if (a->rank > 1) shape[rank++] = p.m;
-    if (b->rank > 1) shape[rank++] = p.n;
-    kiln_tensor_set_shape(out[0], a->dtype, rank, shape);
+    kiln_matmul_output_shape(&p, a, b, a->dtype, out[0]);
     if (kiln_tensor_numel(out[0]) < 0) return KILN_ERROR_LIMIT;
     if (a->dtype == KILN_DTYPE_F32)
         *scratch_size = kiln_gemm_f32_scratch_size(p.fold_batch ? p.batch_count * p.m : p.m, p.n, p.k);
     return KILN_OK;
 }
 
-/* Element offsets of batch entry `index` (row-major over p->batch) in A and B. */
-static void matmul_batch_offsets(const matmul_plan *p, int64_t index, int64_t *a_off, int64_t *b_off)
-{
-    *a_off = *b_off = 0;
-    for (int64_t i = (int64_t)p->batch_rank - 1; i >= 0; i--) {
-        int64_t coord = index % p->batch[i];
-        index /= p->batch[i];
-        *a_off += coord * p->a_stride[i];
-        *b_off += coord * p->b_stride[i];
-    }
-}
-
-static void matmul_f32(const matmul_plan *p, const float *a, const float *b, float *y, const kiln_kernel_ctx *ctx)
+static void matmul_f32(const kiln_matmul_plan *p, const float *a, const float *b, float *y, const kiln_kernel_ctx *ctx)
 {
     void *scratch = ctx->scratch;
     if (p->fold_batch) {
@@ -211,7 +141,7 @@ static void matmul_f32(const matmul_plan *p, const float *a, const float *b, flo
     }
     for (int64_t i = 0; i < p->batch_count; i++) {
         int64_t a_off, b_off;
-        matmul_batch_offsets(p, i, &a_off, &b_off);
+        kiln_matmul_batch_offsets(p, i, &a_off, &b_off);
         kiln_gemm_f32_operand op_a = {a + a_off, p->k, 1}, op_b = {b + b_off, p->n, 1};
         kiln_gemm_f32_parallel(p->m, p->n, p->k, 1.0f, op_a, op_b, 0.0f, y + i * p->m * p->n, p->n, scratch, ctx);
     }
@@ -220,11 +150,11 @@ static void matmul_f32(const matmul_plan *p, const float *a, const float *b, flo
 /* The plain loop for the other dtypes; the i-p-j order streams rows of B and Y. Integer
    products wrap like the unsigned arithmetic used for them (no signed-overflow UB). */
 #define MATMUL_NAIVE(NAME, T, ACC_T)                                                              \
-    static void NAME(const matmul_plan *p, const T *a, const T *b, T *y)                         \
+    static void NAME(const kiln_matmul_plan *p, const T *a, const T *b, T *y)                         \
     {                                                                                            \
         for (int64_t bi = 0; bi < p->batch_count; bi++) {                                        \
             int64_t a_off, b_off;                                                                \
-            matmul_batch_offsets(p, bi, &a_off, &b_off);                                         \
+            kiln_matmul_batch_offsets(p, bi, &a_off, &b_off);                                         \
             T *yb = y + bi * p->m * p->n;                                                        \
             for (int64_t i = 0; i < p->m; i++) {                                                 \
                 T *row = yb + i * p->n;                                                          \
@@ -248,8 +178,8 @@ static kiln_status matmul_run(const kiln_node *node, const kiln_tensor *const *i
                               kiln_kernel_ctx *ctx)
 {
     const kiln_tensor *a = in[0], *b = in[1];
-    matmul_plan p;
-    kiln_status st = matmul_plan_make(a, b, &p);
+    kiln_matmul_plan p;
+    kiln_status st = kiln_matmul_plan_make(a, b, &p);
     if (st != KILN_OK) return st;
     void *y = out[0]->data;
     switch (a->dtype) {

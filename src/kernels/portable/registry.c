@@ -16,10 +16,15 @@ static const kiln_kernel *const families[] = {
     kiln_kernels_unary, kiln_kernels_binary, kiln_kernels_activation, kiln_kernels_linalg,
     kiln_kernels_conv,  kiln_kernels_pool,   kiln_kernels_norm,       kiln_kernels_softmax,
     kiln_kernels_reduce, kiln_kernels_shape, kiln_kernels_data,
+    /* issue 15 (ops-b) */
+    kiln_kernels_loss, kiln_kernels_rnn, kiln_kernels_quantize, kiln_kernels_qlinear_matmul, kiln_kernels_qlinear_conv,
+    kiln_kernels_signal_window, kiln_kernels_signal_dft, kiln_kernels_einsum,
 };
 
 /* kiln's own ops (KILN_DOMAIN_KILN). */
 static const kiln_kernel *const kiln_families[] = {kiln_kernels_kiln_domain};
+/* ONNX's training ops (KILN_DOMAIN_ONNX_TRAINING). */
+static const kiln_kernel *const training_families[] = {kiln_kernels_training};
 
 /* The family tables of each domain: `families` above are the default ONNX domain's. */
 typedef struct domain_families {
@@ -31,6 +36,7 @@ typedef struct domain_families {
 static const domain_families domains[] = {
     {NULL, families, sizeof families / sizeof families[0]},
     {KILN_DOMAIN_KILN, kiln_families, sizeof kiln_families / sizeof kiln_families[0]},
+    {KILN_DOMAIN_ONNX_TRAINING, training_families, sizeof training_families / sizeof training_families[0]},
 };
 
 bool kiln_domain_equal(const char *a, const char *b)
