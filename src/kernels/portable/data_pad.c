@@ -18,13 +18,12 @@
 
 /* ---- Pad ---- */
 
-typedef enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE } pad_mode;
-
-typedef struct pad_plan {
-    int64_t begin[KILN_MAX_RANK], end[KILN_MAX_RANK];
-    int64_t shape[KILN_MAX_RANK];   /* output shape */
-    pad_mode mode;
-} pad_plan;
+/* The plan of data_ops.h. */
+typedef kiln_data_pad_mode pad_mode;
+typedef kiln_data_pad_plan pad_plan;
+#define PAD_CONSTANT KILN_DATA_PAD_CONSTANT
+#define PAD_REFLECT KILN_DATA_PAD_REFLECT
+#define PAD_EDGE KILN_DATA_PAD_EDGE
 
 static kiln_status pad_read_mode(const kiln_node *node, pad_mode *mode)
 {
@@ -53,7 +52,7 @@ static kiln_status pad_read_pads(const kiln_node *node, const kiln_tensor *const
     return kiln_shape_read_ints(p, false, pads, 2 * KILN_MAX_RANK, &n);
 }
 
-static kiln_status pad_make_plan(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *x, pad_plan *p)
+kiln_status kiln_data_pad_make_plan(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *x, pad_plan *p)
 {
     int64_t pads[2 * KILN_MAX_RANK];
     KILN_TRY(pad_read_mode(node, &p->mode));
@@ -91,7 +90,7 @@ kiln_status kiln_data_pad_infer(const kiln_node *node, const kiln_tensor *const 
     KILN_CHECK(x, KILN_ERROR_INVALID_ARGUMENT);
     KILN_TRY(pad_check_value_input(node, in, x));
     pad_plan p;
-    KILN_TRY(pad_make_plan(node, in, x, &p));
+    KILN_TRY(kiln_data_pad_make_plan(node, in, x, &p));
     KILN_TRY(kiln_shape_check_dims(p.shape, x->rank, x->dtype));
     int64_t table = 0;
     for (uint32_t d = 0; d < x->rank; d++)
@@ -153,7 +152,7 @@ kiln_status kiln_data_pad_run(const kiln_node *node, const kiln_tensor *const *i
         return KILN_OK;
     }
     pad_plan p;
-    KILN_TRY(pad_make_plan(node, in, x, &p));
+    KILN_TRY(kiln_data_pad_make_plan(node, in, x, &p));
     uint64_t value[1] = {0};
     const kiln_tensor *v = node->opset >= 11 ? IN(2) : NULL;
     if (v) memcpy(value, v->data, es);
