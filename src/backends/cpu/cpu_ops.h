@@ -278,6 +278,7 @@ typedef struct kiln_cpu_slice_params {
     int64_t strides[KILN_CPU_MAX_RANK];
 } kiln_cpu_slice_params;
 
+/* The values of core/pad_index.h's kiln_pad_mode, which the kernel maps coordinates with. */
 typedef enum kiln_cpu_pad_mode {
     KILN_CPU_PAD_CONSTANT = 0,
     KILN_CPU_PAD_REFLECT = 1,       /* mirrored without repeating the edge (numpy "reflect") */

@@ -4,6 +4,7 @@
 #ifndef KILN_KERNELS_PORTABLE_DATA_OPS_H
 #define KILN_KERNELS_PORTABLE_DATA_OPS_H
 
+#include "core/pad_index.h"
 #include "kernels/portable/kernel.h"
 
 #define KILN_DATA_KERNEL_DECL_(name)                                                             \
@@ -32,7 +33,11 @@ kiln_status kiln_data_slice_make_plan(const kiln_node *node, const kiln_tensor *
 
 /* What a Pad node does to x: pads before and after every axis (negative: crop), the output
    shape and the mode. Shared with the cpu backend's lowering. */
-typedef enum kiln_data_pad_mode { KILN_DATA_PAD_CONSTANT, KILN_DATA_PAD_REFLECT, KILN_DATA_PAD_EDGE } kiln_data_pad_mode;
+typedef enum kiln_data_pad_mode {
+    KILN_DATA_PAD_CONSTANT = KILN_PAD_CONSTANT,
+    KILN_DATA_PAD_REFLECT = KILN_PAD_REFLECT,
+    KILN_DATA_PAD_EDGE = KILN_PAD_EDGE,
+} kiln_data_pad_mode;
 typedef struct kiln_data_pad_plan {
     int64_t begin[KILN_MAX_RANK], end[KILN_MAX_RANK];
     int64_t shape[KILN_MAX_RANK];   /* output shape */

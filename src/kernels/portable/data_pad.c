@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/pad_index.h"
 #include "kernels/portable/data_ops.h"
 #include "kernels/portable/shape_common.h"
 
@@ -104,17 +105,7 @@ kiln_status kiln_data_pad_infer(const kiln_node *node, const kiln_tensor *const 
 /* Source coordinate of output coordinate o along an axis, or -1 for the constant. */
 static int64_t pad_source_index(int64_t o, int64_t begin, int64_t dim, pad_mode mode)
 {
-    int64_t i = o - begin;
-    if (i >= 0 && i < dim) return i;
-    if (mode == PAD_CONSTANT) return -1;
-    if (mode == PAD_EDGE) return i < 0 ? 0 : dim - 1;
-    if (dim == 1) return 0;
-    /* Reflection without repeating the edge is periodic with period 2*(dim-1); this also
-       covers pads wider than the axis, as numpy's reflect does. */
-    int64_t period = 2 * (dim - 1);
-    i %= period;
-    if (i < 0) i += period;
-    return i < dim ? i : period - i;
+    return kiln_pad_source_index(o, begin, dim, (kiln_pad_mode)mode);
 }
 
 static void fill_constant(char *dst, int64_t n, const void *value, size_t es)

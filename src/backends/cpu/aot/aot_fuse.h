@@ -38,7 +38,7 @@ typedef struct aot_lowering {
     int32_t *place_root;    /* (n_values) the value whose bytes hold this one (aot_lower_data.c), -1 */
     uint64_t *place_offset; /* (n_values) where in them, bytes */
     int32_t *root_buffer;   /* (n_values) the buffer of a value others are placed in, -1 while none */
-    size_t cap_tensors;
+    size_t cap_tensors, cap_buffers;
     bool bf16;              /* precision bf16: GEMMs with a packed constant B store it as bf16 */
     bool classical_gemm;    /* no Strassen level for large GEMMs (KILN_CTX_SPEC_NO_STRASSEN) */
     char *message;
@@ -75,6 +75,8 @@ void aot_take_views(aot_lowering *L, aot_step_desc *d);
 /* ---- steps and tensors (aot_lower.c), for the lowerings of aot_lower_data.c ---- */
 int32_t aot_add_tensor(aot_lowering *L, const kiln_tensor *shape, uint8_t kind);
 void aot_touch_buffer(aot_lowering *L, int32_t tensor, int32_t step);
+/* A buffer of size bytes, first touched by `step`; -1 past the buffer capacity. */
+int32_t aot_new_buffer(aot_lowering *L, uint64_t size, int32_t step);
 /* A scratch tensor of shape at byte `offset` of buffer `buffer`, or in a new buffer of its own
    (buffer < 0, offset 0), first touched by `step`. -1 past the tensor capacity. */
 int32_t aot_new_scratch(aot_lowering *L, const kiln_tensor *shape, int32_t buffer, uint64_t offset, int32_t step);

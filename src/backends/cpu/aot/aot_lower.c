@@ -102,21 +102,27 @@ void aot_touch_buffer(aot_lowering *L, int32_t tensor, int32_t step)
     if (step > b->last) b->last = step;
 }
 
+int32_t aot_new_buffer(aot_lowering *L, uint64_t size, int32_t step)
+{
+    aot_graph *G = L->out;
+    if (KILN_NEVER(G->n_buffers >= L->cap_buffers)) return -1;
+    aot_buffer *b = &G->buffers[G->n_buffers];
+    b->size = size;
+    b->first = b->last = step;
+    b->offset = 0;
+    return (int32_t)G->n_buffers++;
+}
+
 int32_t aot_new_scratch(aot_lowering *L, const kiln_tensor *shape, int32_t buffer, uint64_t offset, int32_t step)
 {
-    int32_t t = aot_add_tensor(L, shape, KILN_CTX_TENSOR_SCRATCH);
-    if (t < 0) return -1;
-    aot_graph *G = L->out;
     if (buffer < 0) {
-        aot_buffer *b = &G->buffers[G->n_buffers];
-        b->size = kiln_tensor_bytes(shape);
-        b->first = b->last = step;
-        b->offset = 0;
-        buffer = (int32_t)G->n_buffers++;
+        buffer = aot_new_buffer(L, kiln_tensor_bytes(shape), step);
         offset = 0;
     }
-    G->tensors[t].buffer = buffer;
-    G->tensors[t].buffer_offset = offset;
+    int32_t t = buffer < 0 ? -1 : aot_add_tensor(L, shape, KILN_CTX_TENSOR_SCRATCH);
+    if (t < 0) return -1;
+    L->out->tensors[t].buffer = buffer;
+    L->out->tensors[t].buffer_offset = offset;
     aot_touch_buffer(L, t, step);
     return t;
 }
@@ -272,7 +278,8 @@ kiln_status aot_lower_graph(const kiln_cpu_aot_graph *g, uint32_t precision, uin
     L.cap_tensors = g->n_inputs + g->n_outputs + (1 + AOT_MAX_STEP_INPUTS) * nn + extra;
     out->tensors = KILN_ARENA_ARRAY(arena, aot_tensor, L.cap_tensors);
     out->steps = KILN_ARENA_ARRAY(arena, aot_step, nn + extra);
-    out->buffers = KILN_ARENA_ARRAY(arena, aot_buffer, nn + extra);
+    L.cap_buffers = nn + extra;
+    out->buffers = KILN_ARENA_ARRAY(arena, aot_buffer, L.cap_buffers);
     KILN_CHECK(L.value_tensor && L.uses && L.is_output && L.absorbed && L.ready && L.views && L.place_root &&
                    L.place_offset && L.root_buffer && out->tensors && out->steps && out->buffers,
                KILN_ERROR_OUT_OF_MEMORY);

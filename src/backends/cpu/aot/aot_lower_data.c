@@ -119,14 +119,9 @@ int32_t aot_value_scratch(aot_lowering *L, int32_t v, int32_t step)
 {
     const kiln_tensor *shape = &L->g->values[v].t;
     int32_t root = aot_is_placed(L, v) ? L->place_root[v] : v;
-    if (L->root_buffer[root] < 0) {
-        /* the first value of a root to get a tensor makes the root's buffer, of the root's size */
-        int32_t t = aot_new_scratch(L, &L->g->values[root].t, -1, 0, step);
-        if (t < 0) return -1;
-        L->root_buffer[root] = L->out->tensors[t].buffer;
-        if (root == v) return t;
-        L->out->n_tensors--; /* only its buffer was wanted: the root's own tensor comes later */
-    }
+    /* the first value of a root to get a tensor makes the root's buffer, of the root's size */
+    if (L->root_buffer[root] < 0) L->root_buffer[root] = aot_new_buffer(L, kiln_tensor_bytes(&L->g->values[root].t), step);
+    if (L->root_buffer[root] < 0) return -1;
     return aot_new_scratch(L, shape, L->root_buffer[root], root == v ? 0 : L->place_offset[v], step);
 }
 

@@ -2,30 +2,21 @@
  *
  * Layer: backends/cpu/kernels/generic. Both are memory-bound walks over the output, one
  * innermost row at a time, threads taking runs of rows. Pad maps each output index of each dim
- * to an input index or "the constant" (pad_source below: the same rule as the portable Pad's,
- * which the cross-backend tests hold it to); inside a row the in-range middle is one memcpy.
- * Where reads its three operands at broadcast strides.
+ * to an input index or "the constant" with the portable Pad's own rule (core/pad_index.h);
+ * inside a row the in-range middle is one memcpy. Where reads its three operands at broadcast
+ * strides.
  */
 #include <string.h>
 
 #include "backends/cpu/kernels/generic/kernels-generic.h"
+#include "core/pad_index.h"
 
 /* Elements a task must have before waking a worker pays. */
 #define ROW_GRAIN ((int64_t)1 << 15)
 
-/* Input index of output index o of a dim of `dim` elements padded by `begin` before it, or -1
-   for the constant. Reflection without repeating the edge is periodic, period 2 (dim - 1). */
 static int64_t pad_source(int64_t o, int64_t begin, int64_t dim, uint32_t mode)
 {
-    int64_t i = o - begin;
-    if (i >= 0 && i < dim) return i;
-    if (mode == KILN_CPU_PAD_CONSTANT) return -1;
-    if (mode == KILN_CPU_PAD_EDGE) return i < 0 ? 0 : dim - 1;
-    if (dim == 1) return 0;
-    int64_t period = 2 * (dim - 1);
-    i %= period;
-    if (i < 0) i += period;
-    return i < dim ? i : period - i;
+    return kiln_pad_source_index(o, begin, dim, (kiln_pad_mode)mode);
 }
 
 typedef struct pad_job {
