@@ -174,6 +174,7 @@ kiln_status kiln_cpu_x_concat__generic(const void *params, const kiln_tensor *co
     }
     if (!any || p->outer == 0) return KILN_OK;
     j.tasks = kiln_cpu_task_count(exec, p->outer * p->out_row * (int64_t)p->elem_size, COPY_GRAIN, false);
+    if (j.tasks > (size_t)p->outer) j.tasks = (size_t)p->outer; /* tasks take whole rows */
     kiln_cpu_parallel(exec, j.tasks, concat_task, &j);
     return KILN_OK;
 }
