@@ -3,7 +3,8 @@
  * of the Concat's output (same scratch offset: its CONCAT step moves nothing), DenseNet's growing
  * Concats of one block all share the block output's bytes, and what cannot be placed (graph
  * inputs, a batch of two, bands off 64-byte alignment) is copied; a Concat of 20 inputs is a
- * chain of 4 CONCAT steps; a contiguous, aligned Split part of a scratch tensor is a view of it.
+ * chain of 4 CONCAT steps; a contiguous, aligned Split part of a scratch tensor is a view of it;
+ * a Pad of zeros (PyTorch's, before an AveragePool) is no step.
  * The numbers are checked against the portable kernels in test_cross_backend_data; this test
  * pins the layout.
  */
@@ -17,7 +18,7 @@
 #include "unit_expect.h"
 
 typedef struct layout_counts {
-    uint32_t concat_steps, slice_steps;
+    uint32_t concat_steps, slice_steps, other_steps;
     uint32_t in_place, copied;      /* CONCAT and SLICE inputs found at their place, or not */
 } layout_counts;
 
@@ -59,6 +60,8 @@ static layout_counts compiled_layout(uint8_t *onnx, size_t size)
             bool placed = at_place(t, out, st->tensors[0], p.offset);
             n.in_place += placed;
             n.copied += !placed;
+        } else {
+            n.other_steps++;
         }
     }
     kiln_ctxbin_close(&bin);
@@ -154,6 +157,24 @@ static void split_model(int64_t c, int64_t hw, int n, const int64_t *parts, uint
     onnx_builder_destroy(b);
 }
 
+/* x [1, 8, 4, 4] -> Relu -> Pad of pads (constant) -> AveragePool 2x2 stride 2. */
+static void pad_pool_model(const int64_t *pads, uint8_t **data, size_t *size)
+{
+    onnx_builder *b = onnx_builder_create(13);
+    int64_t xs[4] = {1, 8, 4, 4}, ps[1] = {8};
+    static const int64_t kernel[2] = {2, 2};
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 4, xs);
+    onnx_builder_initializer(b, "pads", ONNX_BUILDER_INT64, 1, ps, pads, 8 * sizeof *pads);
+    onnx_builder_node(b, "Relu", "x", "r");
+    onnx_builder_node(b, "Pad", "r,pads", "p");
+    Onnx__NodeProto *pool = onnx_builder_node(b, "AveragePool", "p", "y");
+    onnx_builder_attr_ints(b, pool, "kernel_shape", 2, kernel);
+    onnx_builder_attr_ints(b, pool, "strides", 2, kernel);
+    onnx_builder_output(b, "y");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
+}
+
 int main(void)
 {
     uint8_t *onnx = NULL;
@@ -200,5 +221,13 @@ int main(void)
     split_model(32, 3, 3, (const int64_t[]){16, 5, 11}, &onnx, &size);
     n = compiled_layout(onnx, size);
     EXPECT(n.slice_steps == 3 && n.in_place == 2 && n.copied == 1); /* at 0, 576, 756 bytes */
+
+    unit_section("Pad of zeros before an AveragePool: no step (Relu and pool only); real pads: a PAD step");
+    pad_pool_model((const int64_t[]){0, 0, 0, 0, 0, 0, 0, 0}, &onnx, &size);
+    n = compiled_layout(onnx, size);
+    EXPECT(n.other_steps == 2);
+    pad_pool_model((const int64_t[]){0, 0, 2, 2, 0, 0, 2, 2}, &onnx, &size);
+    n = compiled_layout(onnx, size);
+    EXPECT(n.other_steps == 3);
     return unit_finish("test_compile_lowering_data");
 }

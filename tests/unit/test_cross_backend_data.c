@@ -279,6 +279,8 @@ static void cases_pad(xb_suite *s)
     pad_case(s, 13, "edge", XB_DIMS(1, 1, 7), (const int64_t[]){0, 2, 3, 0, 1, 4}, NULL);
     pad_case(s, 2, "constant", XB_DIMS(4, 5), (const int64_t[]){1, 2, 3, 4}, (const float[]){-2.0f});
     pad_case(s, 2, "reflect", XB_DIMS(3, 6, 2), (const int64_t[]){1, -2, 1, 2, 3, 0}, NULL);
+    /* pads of zero, as PyTorch writes before an AveragePool: no step at all */
+    pad_case(s, 13, "constant", XB_DIMS(1, 4, 3, 3), (const int64_t[]){0, 0, 0, 0, 0, 0, 0, 0}, NULL);
 }
 
 /* ---- Where ----------------------------------------------------------------------------------- */

@@ -64,7 +64,7 @@ static const op_entry op_table[] = {
     {"Concat", aot_describe_concat, NULL, STEP(CONCAT)},
     {"Split", aot_describe_split, NULL, STEP(SLICE)},
     {"Slice", aot_describe_slice, NULL, STEP(SLICE)},
-    {"Pad", aot_describe_pad, NULL, STEP(PAD)},
+    {"Pad", aot_describe_pad, NULL, STEP(PAD) | STEP(COPY)}, /* COPY: pads of zero */
     {"Where", aot_describe_where, NULL, STEP(WHERE)},
 };
 

@@ -123,5 +123,7 @@ aot_operand aot_operand_of(const kiln_node *node, const kiln_tensor *const *in, 
 /* A RAW weight over data with t's shape. */
 aot_operand aot_weight_raw(const kiln_tensor *t);
 int64_t aot_numel(const kiln_tensor *t);
+/* d as a COPY of node input 0, all of it (aot_ops_layout.c): for nodes that move nothing. */
+void aot_describe_copy_of(const kiln_node *node, const kiln_tensor *const *in, aot_step_desc *d);
 
 #endif

@@ -186,11 +186,17 @@ bool aot_describe_pad(const kiln_node *node, const kiln_tensor *const *in, const
     p->mode = plan.mode == KILN_DATA_PAD_CONSTANT ? KILN_CPU_PAD_CONSTANT
               : plan.mode == KILN_DATA_PAD_REFLECT ? KILN_CPU_PAD_REFLECT
                                                    : KILN_CPU_PAD_EDGE;
+    bool moves = false;
     for (uint32_t a = 0; a < x->rank; a++) {
         if (plan.shape[a] != y->shape[a]) return false;
         p->in_shape[a] = x->shape[a];
         p->out_shape[a] = y->shape[a];
         p->begin[a] = plan.begin[a];
+        moves |= plan.begin[a] != 0 || plan.end[a] != 0;
+    }
+    if (!moves) { /* pads of zero (PyTorch's exports put them before average pools): no step */
+        aot_describe_copy_of(node, in, d);
+        return true;
     }
     d->op = KILN_CPU_OP_PAD;
     d->n_inputs = 1;
