@@ -19,7 +19,7 @@
 #define ONNX_BUILDER_MAX_NODES 64
 #define ONNX_BUILDER_MAX_VALUES 64     /* graph inputs, outputs and initializers, each */
 #define ONNX_BUILDER_MAX_ATTRS 16      /* per node */
-#define ONNX_BUILDER_MAX_NODE_IO 16    /* inputs or outputs per node */
+#define ONNX_BUILDER_MAX_NODE_IO 32    /* inputs or outputs per node (Concats of 20) */
 
 /* onnx.proto's TensorProto.DataType values the tests use. */
 #define ONNX_BUILDER_FLOAT 1

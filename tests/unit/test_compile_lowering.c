@@ -12,9 +12,7 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_ops.h"
-#include "backends/cpu/rt/ctxbin_reader.h"
-#include "core/alloc.h"
-#include "kiln/compiler.h"
+#include "compiled_ctxbin.h"
 #include "onnx_builder.h"
 #include "unit_expect.h"
 
@@ -194,24 +192,13 @@ static void compiled_steps(uint8_t *onnx, size_t onnx_size, const char *precisio
                            kiln_cpu_gemm_params *gemm)
 {
     const char *target[1] = {precision ? "x86-64-v4-bf16" : "generic"};
-    kiln_compile_method m = {"forward", NULL, onnx, onnx_size};
     kiln_compile_options opt = {.struct_size = sizeof opt, .targets = target, .n_targets = 1,
                                 .precisions = precision ? &precision : NULL, .n_precisions = precision ? 1 : 0,
                                 .no_strassen = no_strassen};
     void *program = NULL;
-    size_t size = 0;
-    char message[512] = "";
-    kiln_status st = kiln_compile_memory(&opt, &m, 1, &program, &size, message, sizeof message);
-    if (st != KILN_OK) fprintf(stderr, "compile: %s\n", message);
-    REQUIRE(st == KILN_OK);
-    const uint8_t *bytes = program, *ctx = NULL;
-    for (size_t at = 0; at + KILN_CTX_HEADER_SIZE <= size && !ctx; at += 64)
-        if (memcmp(bytes + at, KILN_CTX_MAGIC, 8) == 0) ctx = bytes + at;
-    REQUIRE(ctx);
-    free(onnx);
     kiln_ctxbin bin;
-    REQUIRE(kiln_ctxbin_open(&bin, ctx, (size_t)((const kiln_ctx_header *)ctx)->file_size, kiln_allocator_default(),
-                             message, sizeof message) == KILN_OK);
+    kiln_test_compiled_ctxbin(&opt, onnx, onnx_size, &program, &bin);
+    free(onnx);
     const kiln_ctx_graph *g = &kiln_ctxbin_graphs(&bin, &bin.records[0])[0];
     const kiln_ctx_step *steps = kiln_ctxbin_steps(&bin, g);
     memset(counts, 0, 16 * sizeof counts[0]);

@@ -305,8 +305,16 @@ static void test_v2_step_features(void)
     EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "a LayerNormalization with a residual input") == 0);
     kiln_ctx_tensor t = {.dtype = KILN_DTYPE_BF16};
     EXPECT(kiln_ctxbin_v2_tensor_feature(&t) != NULL);
+    t.dtype = KILN_DTYPE_BOOL;
+    EXPECT(kiln_ctxbin_v2_tensor_feature(&t) != NULL);
     t.dtype = KILN_DTYPE_F32;
     EXPECT(kiln_ctxbin_v2_tensor_feature(&t) == NULL);
+    const uint32_t data_ops[] = {KILN_CPU_OP_CONCAT, KILN_CPU_OP_SLICE, KILN_CPU_OP_PAD, KILN_CPU_OP_WHERE};
+    memset(s.params, 0, sizeof s.params);
+    for (size_t i = 0; i < sizeof data_ops / sizeof data_ops[0]; i++) {
+        s.op = data_ops[i];
+        EXPECT(kiln_ctxbin_v2_step_feature(&s) != NULL);
+    }
 }
 
 static void test_corruptions(void)

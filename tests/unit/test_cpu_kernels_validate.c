@@ -1,7 +1,7 @@
 /* test_cpu_kernels_validate.c — kiln_cpu_step_validate, the guard in front of every kernel of
  * the `cpu` backend's tables.
  *
- * Tests backends/cpu/kernels/validate.c: validate() must reject params that are inconsistent,
+ * Tests backends/cpu/kernels/validate.c and validate_data.c: validate() must reject params that are inconsistent,
  * sizes that are too small and params that do not describe exactly their output (a zero factor
  * beside a non-empty output), op by op from a valid base with one mutation each; and random
  * params it accepts must run on every table this CPU can run without a write past any buffer
@@ -469,12 +469,62 @@ static void test_validate_random(void)
     if (accepted < 100) fail("random params: only %d steps accepted, the generator is off", accepted);
 }
 
+/* CONCAT, SLICE, PAD and WHERE (validate_data.c): bands past the row, reads past the input in
+   either direction, a mode out of range, a condition of the wrong dtype. */
+static void test_validate_data(void)
+{
+    const uint32_t mr = 4, nr = 8;
+    tbuf *A = tb_f32(6), *B = tb_f32(4), *Y = tb_f32(10), *in2[2] = {A, B}, *out1[1] = {Y};
+    kiln_cpu_concat_params cat = {.n = 2, .elem_size = 4, .outer = 2, .out_row = 5, .row = {3, 2},
+                                  .offset = {0, 3}, .in_row = {3, 2}};
+    ACCEPT("concat base", KILN_CPU_OP_CONCAT, cat, in2, 2, out1, mr, nr);
+    MUTATE("concat band past the row", KILN_CPU_OP_CONCAT, cat, p_.offset[1] = 4, in2, 2, out1, mr, nr);
+    MUTATE("concat input row short", KILN_CPU_OP_CONCAT, cat, p_.in_row[0] = 2, in2, 2, out1, mr, nr);
+    MUTATE("concat input too small", KILN_CPU_OP_CONCAT, cat, p_.in_row[1] = 3, in2, 2, out1, mr, nr);
+    MUTATE("concat n", KILN_CPU_OP_CONCAT, cat, p_.n = 3, in2, 2, out1, mr, nr);
+    MUTATE("concat elem size", KILN_CPU_OP_CONCAT, cat, p_.elem_size = 2, in2, 2, out1, mr, nr);
+    MUTATE("concat output count", KILN_CPU_OP_CONCAT, cat, p_.out_row = 4, in2, 2, out1, mr, nr);
+
+    tbuf *X = tb_f32(24), *S = tb_f32(6), *in1[1] = {X}, *sout[1] = {S};
+    kiln_cpu_slice_params sl = {.rank = 2, .elem_size = 4, .offset = 23, .out_shape = {2, 3}, .strides = {-12, -4}};
+    ACCEPT("slice backwards", KILN_CPU_OP_SLICE, sl, in1, 1, sout, mr, nr);
+    MUTATE("slice before the input", KILN_CPU_OP_SLICE, sl, p_.offset = 15, in1, 1, sout, mr, nr);
+    kiln_cpu_slice_params fwd = {.rank = 2, .elem_size = 4, .offset = 3, .out_shape = {2, 3}, .strides = {12, 4}};
+    ACCEPT("slice forwards to the last element", KILN_CPU_OP_SLICE, fwd, in1, 1, sout, mr, nr);
+    MUTATE("slice past the input", KILN_CPU_OP_SLICE, fwd, p_.offset = 4, in1, 1, sout, mr, nr);
+    MUTATE("slice rank", KILN_CPU_OP_SLICE, sl, p_.rank = 9, in1, 1, sout, mr, nr);
+    MUTATE("slice overflow", KILN_CPU_OP_SLICE, sl, p_.strides[0] = INT64_MIN, in1, 1, sout, mr, nr);
+
+    tbuf *P = tb_f32(20), *pout[1] = {P}, *X6 = tb_f32(6), *pin[1] = {X6};
+    kiln_cpu_pad_params pad = {.rank = 2, .mode = KILN_CPU_PAD_REFLECT, .in_shape = {2, 3}, .out_shape = {4, 5},
+                               .begin = {1, -1}};
+    ACCEPT("pad base", KILN_CPU_OP_PAD, pad, pin, 1, pout, mr, nr);
+    MUTATE("pad mode", KILN_CPU_OP_PAD, pad, p_.mode = 3, pin, 1, pout, mr, nr);
+    MUTATE("pad input too small", KILN_CPU_OP_PAD, pad, p_.in_shape[1] = 4, pin, 1, pout, mr, nr);
+    MUTATE("pad reflect of an empty axis", KILN_CPU_OP_PAD, pad, p_.in_shape[0] = 0, pin, 1, pout, mr, nr);
+    MUTATE("pad output count", KILN_CPU_OP_PAD, pad, p_.out_shape[0] = 5, pin, 1, pout, mr, nr);
+
+    int64_t three = 3;
+    tbuf *C = tb_new(KILN_DTYPE_BOOL, 1, &three), *W = tb_f32(6), *wa = tb_f32(2), *wb = tb_f32(1);
+    tbuf *win[3] = {C, wa, wb}, *wout[1] = {W}, *bad[3] = {wb, wa, wb};
+    kiln_cpu_where_params wh = {.rank = 2, .out_shape = {2, 3}, .cond_strides = {0, 1}, .a_strides = {1, 0},
+                                .b_strides = {0, 0}};
+    ACCEPT("where base", KILN_CPU_OP_WHERE, wh, win, 3, wout, mr, nr);
+    MUTATE("where cond past its tensor", KILN_CPU_OP_WHERE, wh, p_.cond_strides[0] = 1, win, 3, wout, mr, nr);
+    MUTATE("where rank", KILN_CPU_OP_WHERE, wh, p_.rank = KILN_CPU_WHERE_MAX_RANK + 1, win, 3, wout, mr, nr);
+    MUTATE("where negative stride", KILN_CPU_OP_WHERE, wh, p_.b_strides[1] = -1, win, 3, wout, mr, nr);
+    REJECT("where f32 condition", KILN_CPU_OP_WHERE, wh, bad, 3, wout, mr, nr);
+    tbuf *all[] = {A, B, Y, X, S, P, X6, C, W, wa, wb};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tb_free(all[i]);
+}
+
 int main(void)
 {
     tables_init();
     test_validate_gemm();
     test_validate_conv_pool();
     test_validate_rows();
+    test_validate_data();
     test_validate_random();
     return kernel_tests_report("test_cpu_kernels_validate");
 }

@@ -33,7 +33,12 @@
  *   LAYERNORM       in: X, scale, [bias], [residual] out: Y
  *   CHANNEL_AFFINE  in: X, scale[C], shift[C]   out: Y   (inference BatchNorm)
  *   COPY            in: X                       out: Y   (Reshape/Flatten/Identity...)
- *   TRANSPOSE       in: X                       out: Y */
+ *   TRANSPOSE       in: X                       out: Y
+ *   CONCAT          in: X0 .. X6                out: Y   (rows of each input side by side; an
+ *                                                         input already in its place is skipped)
+ *   SLICE           in: X                       out: Y   (strided gather: Slice, Split)
+ *   PAD             in: X                       out: Y   (constant, reflect, edge)
+ *   WHERE           in: cond (bool), A, B       out: Y   (broadcast by strides) */
 #define KILN_CPU_OP_LIST(X)                                           \
     X(GEMM, 1, "gemm", kiln_cpu_gemm_params)                          \
     X(CONV2D, 2, "conv2d", kiln_cpu_conv_params)                      \
@@ -44,7 +49,11 @@
     X(LAYERNORM, 7, "layernorm", kiln_cpu_layernorm_params)           \
     X(CHANNEL_AFFINE, 8, "channel_affine", kiln_cpu_affine_params)    \
     X(COPY, 9, "copy", kiln_cpu_copy_params)                          \
-    X(TRANSPOSE, 10, "transpose", kiln_cpu_transpose_params)
+    X(TRANSPOSE, 10, "transpose", kiln_cpu_transpose_params)          \
+    X(CONCAT, 11, "concat", kiln_cpu_concat_params)                   \
+    X(SLICE, 12, "slice", kiln_cpu_slice_params)                      \
+    X(PAD, 13, "pad", kiln_cpu_pad_params)                            \
+    X(WHERE, 14, "where", kiln_cpu_where_params)
 
 /* Helpers for deriving counts from the lists: one `+ 1` per row, one bit per row's value. */
 #define KILN_CPU_LIST_PLUS_ONE_(name, value, ...) +1
@@ -242,6 +251,62 @@ typedef struct kiln_cpu_transpose_params {
     int64_t in_shape[KILN_CPU_MAX_RANK];
     int64_t perm[KILN_CPU_MAX_RANK];
 } kiln_cpu_transpose_params;
+
+/* Y (outer rows of out_row elements of elem_size bytes) from the step's n inputs: input i fills
+ * elements [offset[i], offset[i] + row[i]) of every row from its own rows of in_row[i] elements
+ * (in_row[i] = row[i] for a dense input; out_row for the partial result of an earlier CONCAT
+ * step of a chain, which holds the elements before offset[i] + row[i] in place). The lowering
+ * lays inputs out inside Y's bytes where it can (aot_lower_data.c): an input whose data already
+ * is at its place in Y (same address, in_row = out_row or one row) is not copied. */
+#define KILN_CPU_CONCAT_MAX_INPUTS (KILN_CPU_MAX_STEP_TENSORS - 1)
+typedef struct kiln_cpu_concat_params {
+    uint32_t n, elem_size;
+    int64_t outer, out_row;
+    int64_t row[KILN_CPU_CONCAT_MAX_INPUTS];
+    int64_t offset[KILN_CPU_CONCAT_MAX_INPUTS];
+    int64_t in_row[KILN_CPU_CONCAT_MAX_INPUTS];
+} kiln_cpu_concat_params;
+
+/* Y[i0 .. i(rank-1)] = X[offset + sum_d i_d * strides[d]] over out_shape (strides in elements,
+ * negative for a backwards Slice, 0 on a dim of one element). When the lowering placed Y inside
+ * X's bytes (a contiguous slice, aot_lower_data.c) the step finds Y already in place and does
+ * nothing. */
+typedef struct kiln_cpu_slice_params {
+    uint32_t rank, elem_size;
+    int64_t offset;
+    int64_t out_shape[KILN_CPU_MAX_RANK];
+    int64_t strides[KILN_CPU_MAX_RANK];
+} kiln_cpu_slice_params;
+
+/* The values of core/pad_index.h's kiln_pad_mode, which the kernel maps coordinates with. */
+typedef enum kiln_cpu_pad_mode {
+    KILN_CPU_PAD_CONSTANT = 0,
+    KILN_CPU_PAD_REFLECT = 1,       /* mirrored without repeating the edge (numpy "reflect") */
+    KILN_CPU_PAD_EDGE = 2,          /* the edge element repeated */
+} kiln_cpu_pad_mode;
+
+/* Y over out_shape from X of in_shape: output index o of dim d reads input index o - begin[d]
+ * when in range, else the mode decides (constant: value). Negative begin crops. */
+typedef struct kiln_cpu_pad_params {
+    uint32_t rank, mode;
+    float value;
+    uint32_t reserved;
+    int64_t in_shape[KILN_CPU_MAX_RANK];
+    int64_t out_shape[KILN_CPU_MAX_RANK];
+    int64_t begin[KILN_CPU_MAX_RANK];
+} kiln_cpu_pad_params;
+
+/* Y = cond ? A : B over out_shape; each operand laid over out_shape by element strides (0 on
+ * broadcast dims); cond is bool (one byte per element). One dim fewer than the other ops, so
+ * that four stride lists fit a step's parameters; the lowering merges dims first. */
+#define KILN_CPU_WHERE_MAX_RANK (KILN_CPU_MAX_RANK - 1)
+typedef struct kiln_cpu_where_params {
+    uint32_t rank, reserved;
+    int64_t out_shape[KILN_CPU_WHERE_MAX_RANK];
+    int64_t cond_strides[KILN_CPU_WHERE_MAX_RANK];
+    int64_t a_strides[KILN_CPU_WHERE_MAX_RANK];
+    int64_t b_strides[KILN_CPU_WHERE_MAX_RANK];
+} kiln_cpu_where_params;
 
 #define KILN_CPU_PARAMS_FIT_(name, value, str, params) \
     _Static_assert(sizeof(params) <= KILN_CPU_PARAMS_SIZE, #params " is larger than a step's params");

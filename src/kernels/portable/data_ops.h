@@ -4,6 +4,7 @@
 #ifndef KILN_KERNELS_PORTABLE_DATA_OPS_H
 #define KILN_KERNELS_PORTABLE_DATA_OPS_H
 
+#include "core/pad_index.h"
 #include "kernels/portable/kernel.h"
 
 #define KILN_DATA_KERNEL_DECL_(name)                                                             \
@@ -18,6 +19,32 @@ KILN_DATA_KERNEL_DECL_(pad)
 KILN_DATA_KERNEL_DECL_(trilu)
 KILN_DATA_KERNEL_DECL_(cast)
 KILN_DATA_KERNEL_DECL_(cast_like)
+
+/* What a Slice node selects along every axis of x (ONNX clamping, negative starts and ends,
+   negative steps; attributes before opset 10, inputs from 10 on): the first index, the step and
+   the count. Shared with the cpu backend's lowering, so both read a node the same way. */
+typedef struct kiln_data_slice_plan {
+    int64_t start[KILN_MAX_RANK];
+    int64_t step[KILN_MAX_RANK];
+    int64_t count[KILN_MAX_RANK];
+} kiln_data_slice_plan;
+kiln_status kiln_data_slice_make_plan(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *x,
+                                      kiln_data_slice_plan *p);
+
+/* What a Pad node does to x: pads before and after every axis (negative: crop), the output
+   shape and the mode. Shared with the cpu backend's lowering. */
+typedef enum kiln_data_pad_mode {
+    KILN_DATA_PAD_CONSTANT = KILN_PAD_CONSTANT,
+    KILN_DATA_PAD_REFLECT = KILN_PAD_REFLECT,
+    KILN_DATA_PAD_EDGE = KILN_PAD_EDGE,
+} kiln_data_pad_mode;
+typedef struct kiln_data_pad_plan {
+    int64_t begin[KILN_MAX_RANK], end[KILN_MAX_RANK];
+    int64_t shape[KILN_MAX_RANK];   /* output shape */
+    kiln_data_pad_mode mode;
+} kiln_data_pad_plan;
+kiln_status kiln_data_pad_make_plan(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *x,
+                                    kiln_data_pad_plan *p);
 
 /* Stores v into element 0 of dst, a buffer of dtype, with Cast's conversion rules (round to
    nearest even for f16/bf16, saturation for float to integer, nonzero is true). */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/pad_index.h"
 #include "kernels/portable/data_ops.h"
 #include "kernels/portable/shape_common.h"
 
@@ -18,13 +19,12 @@
 
 /* ---- Pad ---- */
 
-typedef enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE } pad_mode;
-
-typedef struct pad_plan {
-    int64_t begin[KILN_MAX_RANK], end[KILN_MAX_RANK];
-    int64_t shape[KILN_MAX_RANK];   /* output shape */
-    pad_mode mode;
-} pad_plan;
+/* The plan of data_ops.h. */
+typedef kiln_data_pad_mode pad_mode;
+typedef kiln_data_pad_plan pad_plan;
+#define PAD_CONSTANT KILN_DATA_PAD_CONSTANT
+#define PAD_REFLECT KILN_DATA_PAD_REFLECT
+#define PAD_EDGE KILN_DATA_PAD_EDGE
 
 static kiln_status pad_read_mode(const kiln_node *node, pad_mode *mode)
 {
@@ -53,7 +53,7 @@ static kiln_status pad_read_pads(const kiln_node *node, const kiln_tensor *const
     return kiln_shape_read_ints(p, false, pads, 2 * KILN_MAX_RANK, &n);
 }
 
-static kiln_status pad_make_plan(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *x, pad_plan *p)
+kiln_status kiln_data_pad_make_plan(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *x, pad_plan *p)
 {
     int64_t pads[2 * KILN_MAX_RANK];
     KILN_TRY(pad_read_mode(node, &p->mode));
@@ -91,7 +91,7 @@ kiln_status kiln_data_pad_infer(const kiln_node *node, const kiln_tensor *const 
     KILN_CHECK(x, KILN_ERROR_INVALID_ARGUMENT);
     KILN_TRY(pad_check_value_input(node, in, x));
     pad_plan p;
-    KILN_TRY(pad_make_plan(node, in, x, &p));
+    KILN_TRY(kiln_data_pad_make_plan(node, in, x, &p));
     KILN_TRY(kiln_shape_check_dims(p.shape, x->rank, x->dtype));
     int64_t table = 0;
     for (uint32_t d = 0; d < x->rank; d++)
@@ -105,17 +105,7 @@ kiln_status kiln_data_pad_infer(const kiln_node *node, const kiln_tensor *const 
 /* Source coordinate of output coordinate o along an axis, or -1 for the constant. */
 static int64_t pad_source_index(int64_t o, int64_t begin, int64_t dim, pad_mode mode)
 {
-    int64_t i = o - begin;
-    if (i >= 0 && i < dim) return i;
-    if (mode == PAD_CONSTANT) return -1;
-    if (mode == PAD_EDGE) return i < 0 ? 0 : dim - 1;
-    if (dim == 1) return 0;
-    /* Reflection without repeating the edge is periodic with period 2*(dim-1); this also
-       covers pads wider than the axis, as numpy's reflect does. */
-    int64_t period = 2 * (dim - 1);
-    i %= period;
-    if (i < 0) i += period;
-    return i < dim ? i : period - i;
+    return kiln_pad_source_index(o, begin, dim, (kiln_pad_mode)mode);
 }
 
 static void fill_constant(char *dst, int64_t n, const void *value, size_t es)
@@ -153,7 +143,7 @@ kiln_status kiln_data_pad_run(const kiln_node *node, const kiln_tensor *const *i
         return KILN_OK;
     }
     pad_plan p;
-    KILN_TRY(pad_make_plan(node, in, x, &p));
+    KILN_TRY(kiln_data_pad_make_plan(node, in, x, &p));
     uint64_t value[1] = {0};
     const kiln_tensor *v = node->opset >= 11 ? IN(2) : NULL;
     if (v) memcpy(value, v->data, es);

@@ -14,12 +14,8 @@
 
 /* ---- Slice ---- */
 
-/* What a slice selects along every axis of the input. */
-typedef struct slice_plan {
-    int64_t start[KILN_MAX_RANK];
-    int64_t step[KILN_MAX_RANK];
-    int64_t count[KILN_MAX_RANK];
-} slice_plan;
+/* What a slice selects along every axis of the input (data_ops.h). */
+typedef kiln_data_slice_plan slice_plan;
 
 /* The per-axis lists of a Slice node: attributes before opset 10, inputs from 10 on. */
 typedef struct slice_lists {
@@ -90,8 +86,8 @@ static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, in
     *count = span > 0 ? (span - 1) / mag + 1 : 0;
 }
 
-static kiln_status slice_make_plan(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *x,
-                                   slice_plan *p)
+kiln_status kiln_data_slice_make_plan(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *x,
+                                      slice_plan *p)
 {
     slice_lists l;
     KILN_TRY(slice_read_lists(node, in, &l));
@@ -119,7 +115,7 @@ kiln_status kiln_data_slice_infer(const kiln_node *node, const kiln_tensor *cons
     const kiln_tensor *x = IN(0);
     KILN_CHECK(x, KILN_ERROR_INVALID_ARGUMENT);
     slice_plan p;
-    KILN_TRY(slice_make_plan(node, in, x, &p));
+    KILN_TRY(kiln_data_slice_make_plan(node, in, x, &p));
     KILN_TRY(kiln_shape_check_dims(p.count, x->rank, x->dtype));
     if (OUT(0)) kiln_tensor_set_shape(OUT(0), x->dtype, x->rank, p.count);
     return KILN_OK;
@@ -132,7 +128,7 @@ kiln_status kiln_data_slice_run(const kiln_node *node, const kiln_tensor *const 
     kiln_tensor *y = OUT(0);
     if (!y) return KILN_OK;
     slice_plan p;
-    KILN_TRY(slice_make_plan(node, in, x, &p));
+    KILN_TRY(kiln_data_slice_make_plan(node, in, x, &p));
     int64_t dense[KILN_MAX_RANK], strides[KILN_MAX_RANK], offset = 0;
     kiln_shape_dense_strides(x->shape, x->rank, dense);
     for (uint32_t d = 0; d < x->rank; d++) {

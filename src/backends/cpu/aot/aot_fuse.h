@@ -11,7 +11,7 @@
 
 #include "backends/cpu/aot/aot_lower.h"
 
-#define AOT_MAX_NODE_ARGS 16
+#define AOT_MAX_NODE_ARGS 64 /* the partitioner's NODE_MAX_ARGS: DenseNet's Concats reach 25 inputs */
 
 /* A deferred Transpose (aot_views.c): its output as the source value read at element strides,
  * dim by dim (the simplified transpose's output dims), and the step that computes it should a
@@ -35,7 +35,10 @@ typedef struct aot_lowering {
     bool *absorbed;         /* (n_nodes) fused into an earlier node's step */
     bool *ready;            /* (n_values) computed by a step emitted so far, or a graph input */
     aot_view **views;       /* (n_values) deferred Transposes, by the value they write; NULL */
-    size_t cap_tensors;
+    int32_t *place_root;    /* (n_values) the value whose bytes hold this one (aot_lower_data.c), -1 */
+    uint64_t *place_offset; /* (n_values) where in them, bytes */
+    int32_t *root_buffer;   /* (n_values) the buffer of a value others are placed in, -1 while none */
+    size_t cap_tensors, cap_buffers;
     bool bf16;              /* precision bf16: GEMMs with a packed constant B store it as bf16 */
     bool classical_gemm;    /* no Strassen level for large GEMMs (KILN_CTX_SPEC_NO_STRASSEN) */
     char *message;
@@ -68,5 +71,35 @@ bool aot_defer_transpose(aot_lowering *L, size_t k, const aot_step_desc *d, int3
  * source through strides (lda/ldb, batch strides, trans flags) instead. Views it cannot take stay
  * pending; the lowering emits their steps before it binds the operand. */
 void aot_take_views(aot_lowering *L, aot_step_desc *d);
+
+/* ---- steps and tensors (aot_lower.c), for the lowerings of aot_lower_data.c ---- */
+int32_t aot_add_tensor(aot_lowering *L, const kiln_tensor *shape, uint8_t kind);
+void aot_touch_buffer(aot_lowering *L, int32_t tensor, int32_t step);
+/* A buffer of size bytes, first touched by `step`; -1 past the buffer capacity. */
+int32_t aot_new_buffer(aot_lowering *L, uint64_t size, int32_t step);
+/* A scratch tensor of shape at byte `offset` of buffer `buffer`, or in a new buffer of its own
+   (buffer < 0, offset 0), first touched by `step`. -1 past the tensor capacity. */
+int32_t aot_new_scratch(aot_lowering *L, const kiln_tensor *shape, int32_t buffer, uint64_t offset, int32_t step);
+/* One step of node k from d, writing tensor `out`, or, when out < 0, value y's tensor (created
+   after d's inputs are bound, in its placement when it has one). */
+kiln_status aot_emit_step(aot_lowering *L, size_t k, const aot_step_desc *d, int32_t y, int32_t out);
+
+/* ---- the data-movement lowerings (aot_lower_data.c) ---- */
+/* Steps and tensors the nodes of g may need beyond one step and 1 + AOT_MAX_STEP_INPUTS
+   tensors each (a Concat chain, a Split's outputs). */
+size_t aot_data_extra(const kiln_cpu_aot_graph *g);
+/* Before any node is lowered: lay Concat inputs out inside the Concat's output where the bytes
+   line up, so their producers write there and the CONCAT step finds them in place. */
+void aot_place_concats(aot_lowering *L);
+bool aot_is_placed(const aot_lowering *L, int32_t v);
+/* The scratch tensor for value v, written first by `step`: in its placement, or its own. */
+int32_t aot_value_scratch(aot_lowering *L, int32_t v, int32_t step);
+/* A SLICE step d into y that reads one contiguous run of a scratch tensor: y's tensor becomes
+   that run (the step then finds its output in place). Nothing otherwise. */
+void aot_place_slice(aot_lowering *L, const aot_step_desc *d, int32_t y);
+/* Concat and Split, whose operands or outputs outnumber one step description: true for them,
+   and aot_lower_data_node emits their steps. */
+bool aot_is_data_node(const aot_lowering *L, size_t k);
+kiln_status aot_lower_data_node(aot_lowering *L, size_t k);
 
 #endif

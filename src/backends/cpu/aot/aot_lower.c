@@ -24,7 +24,7 @@ static kiln_status fail(aot_lowering *L, kiln_status st, const char *what, const
     return kiln_diag_fail(&d, st, "cpu lowering: %s", what);
 }
 
-static int32_t add_tensor(aot_lowering *L, const kiln_tensor *shape, uint8_t kind)
+int32_t aot_add_tensor(aot_lowering *L, const kiln_tensor *shape, uint8_t kind)
 {
     aot_graph *G = L->out;
     if (KILN_NEVER(G->n_tensors >= L->cap_tensors)) return -1;
@@ -81,7 +81,7 @@ static kiln_status add_io_tensors(aot_lowering *L)
         bool input = i < g->n_inputs;
         int32_t v = input ? g->inputs[i] : g->outputs[i - g->n_inputs];
         KILN_CHECK(L->value_tensor[v] < 0, KILN_ERROR_INVALID_ARGUMENT); /* an input listed as output */
-        int32_t t = add_tensor(L, &g->values[v].t, input ? KILN_CTX_TENSOR_INPUT : KILN_CTX_TENSOR_OUTPUT);
+        int32_t t = aot_add_tensor(L, &g->values[v].t, input ? KILN_CTX_TENSOR_INPUT : KILN_CTX_TENSOR_OUTPUT);
         KILN_CHECK(t >= 0, KILN_ERROR_LIMIT);
         L->out->tensors[t].io_index = (uint32_t)(input ? i : i - g->n_inputs);
         L->value_tensor[v] = t;
@@ -92,7 +92,7 @@ static kiln_status add_io_tensors(aot_lowering *L)
 
 /* ---- steps ------------------------------------------------------------------------------------ */
 
-static void touch_buffer(aot_lowering *L, int32_t tensor, int32_t step)
+void aot_touch_buffer(aot_lowering *L, int32_t tensor, int32_t step)
 {
     if (tensor < 0) return;
     const aot_tensor *t = &L->out->tensors[tensor];
@@ -102,16 +102,28 @@ static void touch_buffer(aot_lowering *L, int32_t tensor, int32_t step)
     if (step > b->last) b->last = step;
 }
 
-static int32_t new_scratch(aot_lowering *L, const kiln_tensor *shape, int32_t step)
+int32_t aot_new_buffer(aot_lowering *L, uint64_t size, int32_t step)
 {
-    int32_t t = add_tensor(L, shape, KILN_CTX_TENSOR_SCRATCH);
-    if (t < 0) return -1;
     aot_graph *G = L->out;
+    if (KILN_NEVER(G->n_buffers >= L->cap_buffers)) return -1;
     aot_buffer *b = &G->buffers[G->n_buffers];
-    b->size = kiln_tensor_bytes(shape);
+    b->size = size;
     b->first = b->last = step;
     b->offset = 0;
-    G->tensors[t].buffer = (int32_t)G->n_buffers++;
+    return (int32_t)G->n_buffers++;
+}
+
+int32_t aot_new_scratch(aot_lowering *L, const kiln_tensor *shape, int32_t buffer, uint64_t offset, int32_t step)
+{
+    if (buffer < 0) {
+        buffer = aot_new_buffer(L, kiln_tensor_bytes(shape), step);
+        offset = 0;
+    }
+    int32_t t = buffer < 0 ? -1 : aot_add_tensor(L, shape, KILN_CTX_TENSOR_SCRATCH);
+    if (t < 0) return -1;
+    L->out->tensors[t].buffer = buffer;
+    L->out->tensors[t].buffer_offset = offset;
+    aot_touch_buffer(L, t, step);
     return t;
 }
 
@@ -121,7 +133,7 @@ static int32_t bind_operand(aot_lowering *L, size_t k, const aot_operand *o)
     if (o->kind == AOT_OPERAND_ABSENT) return -1;
     if (o->kind == AOT_OPERAND_VALUE) return L->value_tensor[o->value];
     if (!o->t.data) return -2; /* a weight whose data could not be computed */
-    int32_t t = add_tensor(L, &o->t, KILN_CTX_TENSOR_WEIGHT);
+    int32_t t = aot_add_tensor(L, &o->t, KILN_CTX_TENSOR_WEIGHT);
     if (t >= 0) L->out->tensors[t].weight = *o;
     return t;
 }
@@ -132,7 +144,8 @@ static int32_t bind_operand(aot_lowering *L, size_t k, const aot_operand *o)
  * input's recorded shape; one tensor keeps one writer, as the reader's data-flow check wants. */
 static bool alias_copy(aot_lowering *L, size_t k, const aot_step_desc *d, int32_t y)
 {
-    if (d->op != KILN_CPU_OP_COPY || d->in[0].kind != AOT_OPERAND_VALUE || L->is_output[y]) return false;
+    if (d->op != KILN_CPU_OP_COPY || d->in[0].kind != AOT_OPERAND_VALUE || L->is_output[y] || aot_is_placed(L, y))
+        return false;
     int32_t src = L->value_tensor[d->in[0].value];
     if (src < 0 || L->out->tensors[src].kind == KILN_CTX_TENSOR_WEIGHT) return false;
     L->value_tensor[y] = src;
@@ -140,7 +153,7 @@ static bool alias_copy(aot_lowering *L, size_t k, const aot_step_desc *d, int32_
     return true;
 }
 
-static kiln_status emit_step(aot_lowering *L, size_t k, const aot_step_desc *d, int32_t y)
+kiln_status aot_emit_step(aot_lowering *L, size_t k, const aot_step_desc *d, int32_t y, int32_t out)
 {
     aot_graph *G = L->out;
     int32_t index = (int32_t)G->n_steps;
@@ -156,14 +169,14 @@ static kiln_status emit_step(aot_lowering *L, size_t k, const aot_step_desc *d, 
         if (t == -2) return fail(L, KILN_ERROR_OUT_OF_MEMORY, "weights could not be computed", L->g->nodes[k].node);
         KILN_CHECK(t >= 0 || d->in[i].kind == AOT_OPERAND_ABSENT, KILN_ERROR_INVALID_ARGUMENT);
         s->tensors[i] = t;
-        touch_buffer(L, t, index);
+        aot_touch_buffer(L, t, index);
     }
-    int32_t out = L->value_tensor[y];
-    if (out < 0) out = L->value_tensor[y] = new_scratch(L, &L->g->values[y].t, index);
+    if (out < 0) out = L->value_tensor[y];
+    if (out < 0) out = L->value_tensor[y] = aot_value_scratch(L, y, index);
     KILN_CHECK(out >= 0, KILN_ERROR_LIMIT);
     s->tensors[d->n_inputs] = out;
-    touch_buffer(L, out, index);
-    L->ready[y] = true;
+    aot_touch_buffer(L, out, index);
+    if (y >= 0) L->ready[y] = true;
     G->n_steps++;
     return KILN_OK;
 }
@@ -212,13 +225,14 @@ static kiln_status materialize_views(aot_lowering *L, const aot_step_desc *d)
         aot_view *v = d->in[i].kind == AOT_OPERAND_VALUE ? L->views[d->in[i].value] : NULL;
         if (!v || !v->pending) continue;
         v->pending = false;
-        KILN_TRY(emit_step(L, v->node, &v->step, d->in[i].value));
+        KILN_TRY(aot_emit_step(L, v->node, &v->step, d->in[i].value, -1));
     }
     return KILN_OK;
 }
 
 static kiln_status lower_node(aot_lowering *L, size_t k)
 {
+    if (aot_is_data_node(L, k)) return aot_lower_data_node(L, k);
     aot_node_view v;
     aot_view_node(L, k, &v);
     aot_step_desc d;
@@ -235,7 +249,8 @@ static kiln_status lower_node(aot_lowering *L, size_t k)
     aot_take_views(L, &d);
     KILN_TRY(materialize_views(L, &d));
     if (alias_copy(L, k, &d, y)) return KILN_OK;
-    return emit_step(L, k, &d, y);
+    aot_place_slice(L, &d, y);
+    return aot_emit_step(L, k, &d, y, -1);
 }
 
 kiln_status aot_lower_graph(const kiln_cpu_aot_graph *g, uint32_t precision, uint32_t spec_flags, kiln_arena *arena,
@@ -256,19 +271,26 @@ kiln_status aot_lower_graph(const kiln_cpu_aot_graph *g, uint32_t precision, uin
     L.absorbed = KILN_ARENA_ARRAY(arena, bool, nn);
     L.ready = KILN_ARENA_ARRAY(arena, bool, nv);
     L.views = KILN_ARENA_ARRAY(arena, aot_view *, nv);
-    L.cap_tensors = g->n_inputs + g->n_outputs + (1 + AOT_MAX_STEP_INPUTS) * nn;
+    L.place_root = KILN_ARENA_ARRAY(arena, int32_t, nv);
+    L.place_offset = KILN_ARENA_ARRAY(arena, uint64_t, nv);
+    L.root_buffer = KILN_ARENA_ARRAY(arena, int32_t, nv);
+    size_t extra = aot_data_extra(g); /* Concat chains, Split outputs: at most 2 per node arg */
+    L.cap_tensors = g->n_inputs + g->n_outputs + (1 + AOT_MAX_STEP_INPUTS) * nn + extra;
     out->tensors = KILN_ARENA_ARRAY(arena, aot_tensor, L.cap_tensors);
-    out->steps = KILN_ARENA_ARRAY(arena, aot_step, nn);
-    out->buffers = KILN_ARENA_ARRAY(arena, aot_buffer, nn);
-    KILN_CHECK(L.value_tensor && L.uses && L.is_output && L.absorbed && L.ready && L.views && out->tensors && out->steps && out->buffers,
+    out->steps = KILN_ARENA_ARRAY(arena, aot_step, nn + extra);
+    L.cap_buffers = nn + extra;
+    out->buffers = KILN_ARENA_ARRAY(arena, aot_buffer, L.cap_buffers);
+    KILN_CHECK(L.value_tensor && L.uses && L.is_output && L.absorbed && L.ready && L.views && L.place_root &&
+                   L.place_offset && L.root_buffer && out->tensors && out->steps && out->buffers,
                KILN_ERROR_OUT_OF_MEMORY);
-    for (size_t i = 0; i < nv; i++) L.value_tensor[i] = -1;
+    for (size_t i = 0; i < nv; i++) L.value_tensor[i] = L.place_root[i] = L.root_buffer[i] = -1;
     out->name = g->name;
     out->n_inputs = (uint32_t)g->n_inputs;
     out->n_outputs = (uint32_t)g->n_outputs;
     kiln_status st = check_graph(&L);
     if (st != KILN_OK) return fail(&L, st, "malformed partition graph", NULL);
     KILN_TRY(add_io_tensors(&L));
+    aot_place_concats(&L);
     for (size_t k = 0; k < g->n_nodes; k++)
         if (!L.absorbed[k]) KILN_TRY(lower_node(&L, k));
     return KILN_OK;

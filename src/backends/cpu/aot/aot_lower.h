@@ -21,6 +21,8 @@ typedef struct aot_tensor {
     uint8_t kind;           /* kiln_ctx_tensor_kind */
     uint32_t io_index;      /* INPUT / OUTPUT: position in the graph's inputs / outputs */
     int32_t buffer;         /* SCRATCH: buffer index */
+    uint64_t buffer_offset; /* SCRATCH: bytes into the buffer (64-aligned): a tensor the lowering
+                               laid out inside another, e.g. a Concat input (aot_lower_data.c) */
     aot_operand weight;     /* WEIGHT: source bytes and form */
 } aot_tensor;
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backends/cpu/aot/aot_ops.h"
+#include "backends/cpu/aot/aot_ops_data.h"
 #include "backends/cpu/aot/cpu_aot.h"
 #include "core/check.h"
 
@@ -59,6 +60,12 @@ static const op_entry op_table[] = {
     {"Identity", aot_describe_copy, NULL, STEP(COPY)},
     {"Dropout", aot_describe_copy, NULL, STEP(COPY)},
     {"Transpose", aot_describe_transpose, NULL, STEP(TRANSPOSE) | STEP(COPY)}, /* COPY: nothing moves */
+    /* The data-movement ops (aot_ops_data.c); Concat and Split are lowered by aot_lower_data.c. */
+    {"Concat", aot_describe_concat, NULL, STEP(CONCAT)},
+    {"Split", aot_describe_split, NULL, STEP(SLICE)},
+    {"Slice", aot_describe_slice, NULL, STEP(SLICE)},
+    {"Pad", aot_describe_pad, NULL, STEP(PAD) | STEP(COPY)}, /* COPY: pads of zero */
+    {"Where", aot_describe_where, NULL, STEP(WHERE)},
 };
 
 const kiln_tensor *aot_input(const kiln_node *node, const kiln_tensor *const *in, size_t i)
@@ -96,6 +103,12 @@ aot_operand aot_operand_of(const kiln_node *node, const kiln_tensor *const *in, 
     return (aot_operand){.kind = AOT_OPERAND_VALUE, .input = (int)i};
 }
 
+/* Where's condition, the one weight that is not f32: bool bytes, stored as they are. */
+static bool is_where_cond(const aot_step_desc *d, uint32_t i)
+{
+    return d->op == KILN_CPU_OP_WHERE && i == 0 && d->in[0].t.dtype == KILN_DTYPE_BOOL;
+}
+
 static const op_entry *find_op(const char *op)
 {
     for (size_t i = 0; i < sizeof op_table / sizeof op_table[0]; i++)
@@ -111,12 +124,17 @@ bool aot_describe(const kiln_node *node, const kiln_tensor *const *in, const kil
     /* The table holds ONNX op names: a node of another domain (kiln.RMSNorm) is another op. */
     if (!kiln_domain_is_onnx(node->domain)) return false;
     const op_entry *e = find_op(node->op);
-    if (!e || !aot_is_f32(out[0]) || !aot_is_f32(in[0])) return false;
-    for (size_t j = 1; j < node->n_outputs; j++)
+    /* The input that must be f32: Where's input 0 is its bool condition. Every output of a Split
+       may be used: it is one step per output. */
+    size_t data_input = e && e->describe == aot_describe_where ? 1 : 0;
+    bool all_outputs = e && e->describe == aot_describe_split;
+    if (!e || !aot_is_f32(out[0]) || node->n_inputs <= data_input || !aot_is_f32(in[data_input])) return false;
+    for (size_t j = 1; j < node->n_outputs && !all_outputs; j++)
         if (out[j]) return false; /* Indices, Mask, Mean ... are not produced by the steps */
     bool ok = e->describe ? e->describe(node, in, out[0], d) : e->describe_arena(node, in, out[0], arena, d);
+    if (ok && all_outputs) ok = aot_split_layout(node, in, out, &(aot_split){0});
     for (uint32_t i = 0; ok && i < d->n_inputs; i++)
-        if (d->in[i].kind == AOT_OPERAND_WEIGHT && !aot_is_f32(&d->in[i].t)) ok = false;
+        if (d->in[i].kind == AOT_OPERAND_WEIGHT && !aot_is_f32(&d->in[i].t) && !is_where_cond(d, i)) ok = false;
     /* The steps of the table are what listings report (docs/ops.md), never a reason to refuse a
        node: a family making another step means the table is wrong, which the sanitizer runs of
        the test suites (KILN_DEBUG) stop at. A contract, not KILN_NEVER: its assert goes with

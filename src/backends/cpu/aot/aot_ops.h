@@ -22,7 +22,7 @@
 #include "core/arena.h"
 #include "kernels/portable/kernel.h"
 
-#define AOT_MAX_STEP_INPUTS 4
+#define AOT_MAX_STEP_INPUTS KILN_CPU_CONCAT_MAX_INPUTS /* a CONCAT step's; the others take at most 4 */
 
 typedef enum aot_weight_form {
     AOT_FORM_RAW = 0,       /* the bytes as they are (bias, scale, depthwise filters, operands) */
@@ -69,6 +69,10 @@ typedef union aot_params {
     kiln_cpu_affine_params affine;
     kiln_cpu_copy_params copy;
     kiln_cpu_transpose_params transpose;
+    kiln_cpu_concat_params concat;
+    kiln_cpu_slice_params slice;
+    kiln_cpu_pad_params pad;
+    kiln_cpu_where_params where;
     uint8_t bytes[KILN_CPU_PARAMS_SIZE];
 } aot_params;
 
@@ -119,5 +123,7 @@ aot_operand aot_operand_of(const kiln_node *node, const kiln_tensor *const *in, 
 /* A RAW weight over data with t's shape. */
 aot_operand aot_weight_raw(const kiln_tensor *t);
 int64_t aot_numel(const kiln_tensor *t);
+/* d as a COPY of node input 0, all of it (aot_ops_layout.c): for nodes that move nothing. */
+void aot_describe_copy_of(const kiln_node *node, const kiln_tensor *const *in, aot_step_desc *d);
 
 #endif

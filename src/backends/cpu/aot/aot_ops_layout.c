@@ -11,7 +11,7 @@
 
 #include "backends/cpu/aot/aot_ops.h"
 
-static void describe_copy_of(const kiln_node *node, const kiln_tensor *const *in, aot_step_desc *d)
+void aot_describe_copy_of(const kiln_node *node, const kiln_tensor *const *in, aot_step_desc *d)
 {
     d->op = KILN_CPU_OP_COPY;
     d->n_inputs = 1;
@@ -32,7 +32,7 @@ bool aot_describe_copy(const kiln_node *node, const kiln_tensor *const *in, cons
 {
     if (aot_numel(in[0]) != aot_numel(y)) return false;
     if (strcmp(node->op, "Dropout") == 0 && !dropout_is_inference(node, in)) return false;
-    describe_copy_of(node, in, d);
+    aot_describe_copy_of(node, in, d);
     return true;
 }
 
@@ -97,7 +97,7 @@ bool aot_describe_transpose(const kiln_node *node, const kiln_tensor *const *in,
     kiln_cpu_transpose_params p;
     simplify_transpose(rank, x->shape, perm, &p);
     if (p.rank == 1) { /* nothing moves */
-        describe_copy_of(node, in, d);
+        aot_describe_copy_of(node, in, d);
         return true;
     }
     d->op = KILN_CPU_OP_TRANSPOSE;

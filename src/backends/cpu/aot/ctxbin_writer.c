@@ -127,7 +127,7 @@ static void write_tensor(const aot_record_graph *rg, size_t i, kiln_ctx_tensor *
     for (uint32_t d = 0; d < t->t.rank; d++) dst->shape[d] = t->t.shape[d];
     switch (t->kind) {
     case KILN_CTX_TENSOR_INPUT: case KILN_CTX_TENSOR_OUTPUT: dst->offset = t->io_index; break;
-    case KILN_CTX_TENSOR_SCRATCH: dst->offset = rg->graph->buffers[t->buffer].offset; break;
+    case KILN_CTX_TENSOR_SCRATCH: dst->offset = rg->graph->buffers[t->buffer].offset + t->buffer_offset; break;
     default: dst->block = rg->tensor_block[i]; break; /* offset 0: one block per tensor */
     }
 }

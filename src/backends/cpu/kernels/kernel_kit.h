@@ -329,6 +329,15 @@ kiln_status kiln_cpu_x_copy__generic(const void *params, const kiln_tensor *cons
                                      kiln_cpu_exec *exec);
 kiln_status kiln_cpu_x_transpose__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                           kiln_cpu_exec *exec);
+kiln_status kiln_cpu_x_slice__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                      kiln_cpu_exec *exec);
+kiln_status kiln_cpu_x_concat__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                       kiln_cpu_exec *exec);
+/* In generic/f32-pad-where-generic.c. */
+kiln_status kiln_cpu_f32_pad__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                      kiln_cpu_exec *exec);
+kiln_status kiln_cpu_f32_where__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                        kiln_cpu_exec *exec);
 
 /* True for activations that leave every value unchanged. */
 static inline bool kiln_cpu_act_is_identity(const kiln_cpu_act *act)

@@ -46,6 +46,10 @@ const kiln_cpu_op_descriptor kiln_cpu_op_info[KILN_CPU_OP_COUNT] = {
     [KILN_CPU_OP_CHANNEL_AFFINE] = {sizeof(kiln_cpu_affine_params), kiln_cpu_validate_affine, NULL, NULL, NULL},
     [KILN_CPU_OP_COPY] = {sizeof(kiln_cpu_copy_params), kiln_cpu_validate_copy, NULL, NULL, NULL},
     [KILN_CPU_OP_TRANSPOSE] = {sizeof(kiln_cpu_transpose_params), kiln_cpu_validate_transpose, NULL, NULL, NULL},
+    [KILN_CPU_OP_CONCAT] = {sizeof(kiln_cpu_concat_params), kiln_cpu_validate_concat, NULL, NULL, NULL},
+    [KILN_CPU_OP_SLICE] = {sizeof(kiln_cpu_slice_params), kiln_cpu_validate_slice, NULL, NULL, NULL},
+    [KILN_CPU_OP_PAD] = {sizeof(kiln_cpu_pad_params), kiln_cpu_validate_pad, NULL, NULL, NULL},
+    [KILN_CPU_OP_WHERE] = {sizeof(kiln_cpu_where_params), kiln_cpu_validate_where, NULL, NULL, NULL},
 };
 
 const kiln_cpu_op_descriptor *kiln_cpu_op_find(uint32_t op)

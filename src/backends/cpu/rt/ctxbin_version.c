@@ -26,7 +26,8 @@ const char *kiln_ctxbin_v2_record_feature(const kiln_ctx_record *r)
 
 const char *kiln_ctxbin_v2_tensor_feature(const kiln_ctx_tensor *t)
 {
-    return t->dtype == KILN_DTYPE_BF16 ? "a bf16 tensor" : NULL;
+    if (t->dtype == KILN_DTYPE_BF16) return "a bf16 tensor";
+    return t->dtype == KILN_DTYPE_BOOL ? "a bool tensor" : NULL;
 }
 
 const char *kiln_ctxbin_v2_step_feature(const kiln_ctx_step *s)
@@ -62,6 +63,10 @@ const char *kiln_ctxbin_v2_step_feature(const kiln_ctx_step *s)
         if (p.has_residual) return "a LayerNormalization with a residual input";
         return NULL;
     }
+    case KILN_CPU_OP_CONCAT: return "a CONCAT step";
+    case KILN_CPU_OP_SLICE: return "a SLICE step";
+    case KILN_CPU_OP_PAD: return "a PAD step";
+    case KILN_CPU_OP_WHERE: return "a WHERE step";
     default: return NULL; /* the other ops' parameters are as version 1 wrote them */
     }
 }

@@ -114,5 +114,9 @@ const kiln_cpu_kernels KILN_CPU_TABLE_NAME = {
         [KILN_CPU_OP_CHANNEL_AFFINE] = affine_step,
         [KILN_CPU_OP_COPY] = kiln_cpu_x_copy__generic,
         [KILN_CPU_OP_TRANSPOSE] = kiln_cpu_x_transpose__generic,
+        [KILN_CPU_OP_CONCAT] = kiln_cpu_x_concat__generic,
+        [KILN_CPU_OP_SLICE] = kiln_cpu_x_slice__generic,
+        [KILN_CPU_OP_PAD] = kiln_cpu_f32_pad__generic,
+        [KILN_CPU_OP_WHERE] = kiln_cpu_f32_where__generic,
     },
 };
