@@ -20,6 +20,7 @@
 #include "kernels/portable/data_ops.h"
 #include "kernels/portable/elementwise_iter.h"
 #include "kernels/portable/families.h"
+#include "kernels/portable/interp.h"
 #include "kernels/portable/shape_common.h"
 
 #define IN(i) kiln_shape_in(node, in, (i))
@@ -265,14 +266,6 @@ static int64_t nearest_index(const resize_plan *p, int a, double x)
     return (int64_t)f + up;
 }
 
-static double cubic_weight(double x, double a)
-{
-    x = fabs(x);
-    if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
-    if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-    return 0.0;
-}
-
 static int64_t clamp_index(int64_t i, int64_t n) { return i < 0 ? 0 : i >= n ? n - 1 : i; }
 
 static void axis_taps_fill(const resize_plan *p, int a, axis_taps *t)
@@ -300,7 +293,7 @@ static void axis_taps_fill(const resize_plan *p, int a, axis_taps *t)
         for (int64_t k = 0; k < n; k++) {
             int64_t i = first + k, pos = base + i;
             double arg = s * ((double)i - ratio);
-            double wk = p->mode == MODE_LINEAR ? fmax(0.0, 1.0 - fabs(arg)) : cubic_weight(arg, p->cubic_a);
+            double wk = p->mode == MODE_LINEAR ? fmax(0.0, 1.0 - fabs(arg)) : kiln_interp_cubic_weight(arg, p->cubic_a);
             if (p->exclude_outside && (pos < 0 || pos >= in_dim)) wk = 0;
             sum += wk;
             w[k] = (float)wk;
