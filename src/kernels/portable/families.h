@@ -23,6 +23,7 @@ extern const kiln_kernel kiln_kernels_scatter_gather[]; /* GatherElements Gather
 extern const kiln_kernel kiln_kernels_select[];     /* TopK NonZero Compress Unique */
 extern const kiln_kernel kiln_kernels_rearrange[];  /* DepthToSpace SpaceToDepth ReverseSequence EyeLike OneHot */
 extern const kiln_kernel kiln_kernels_vision[];     /* GridSample RoiAlign MaxUnpool NonMaxSuppression */
+extern const kiln_kernel kiln_kernels_det[];        /* Det (linalg_det.c) */
 /* Domain KILN_DOMAIN_KILN (kiln_domain.c): RMSNorm RoPE Attention Linear Embed */
 extern const kiln_kernel kiln_kernels_kiln_domain[];
 /* The explain function (kiln_kernel_explain) of an entry of kiln_kernels_kiln_domain, or NULL. */

@@ -17,7 +17,7 @@ static const kiln_kernel *const families[] = {
     kiln_kernels_conv,  kiln_kernels_pool,   kiln_kernels_norm,       kiln_kernels_softmax,
     kiln_kernels_reduce, kiln_kernels_shape, kiln_kernels_data,
     kiln_kernels_resize, kiln_kernels_scatter_gather, kiln_kernels_select, kiln_kernels_rearrange,
-    kiln_kernels_vision,
+    kiln_kernels_vision, kiln_kernels_det,
 };
 
 /* kiln's own ops (KILN_DOMAIN_KILN). */
