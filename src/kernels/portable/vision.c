@@ -102,7 +102,8 @@ static int64_t grid_tap(const grid_params *p, int64_t i, int64_t size)
 static int grid_axis_taps(const grid_params *p, double g, int64_t size, int64_t *index, double *weight)
 {
     double x = p->align_corners ? (g + 1) / 2 * (double)(size - 1) : ((g + 1) * (double)size - 1) / 2;
-    if (p->mode == GRID_NEAREST) x = nearbyint(x); /* round half to even, as PyTorch's 2-D nearest */
+    /* PyTorch rounds half to even in 2-D (nearbyint) and half away from zero in 3-D (round). */
+    if (p->mode == GRID_NEAREST) x = p->n_dims == 3 ? round(x) : nearbyint(x);
     double lo = p->align_corners ? 0 : -0.5, hi = p->align_corners ? (double)size - 1 : (double)size - 0.5;
     if (x < lo || x > hi) {
         if (p->padding == PAD_BORDER) x = x < 0 ? 0 : x > (double)size - 1 ? (double)size - 1 : x;
