@@ -29,7 +29,10 @@ static kiln_status block_view_make(const kiln_node *node, const kiln_tensor *x, 
     KILN_CHECK(x->rank == 4, KILN_ERROR_SHAPE_MISMATCH);
     int64_t b = kiln_node_attr_int(node, "blocksize", 0);
     KILN_CHECK(b >= 1 && b <= 65536, KILN_ERROR_INVALID_ARGUMENT);
-    int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
+    int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], grown;
+    /* The output holds as many elements as the input; only a spatial dim times b may overflow. */
+    KILN_CHECK(!__builtin_mul_overflow(h > w ? h : w, b, &grown) && !__builtin_mul_overflow(c, b * b, &grown),
+               KILN_ERROR_LIMIT);
     if (strcmp(node->op, "SpaceToDepth") == 0) {
         KILN_CHECK(h % b == 0 && w % b == 0, KILN_ERROR_SHAPE_MISMATCH);
         /* y[n, (i * b + j) * C + c, h', w'] = x[n, c, h' * b + i, w' * b + j] */

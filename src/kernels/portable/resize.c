@@ -86,8 +86,12 @@ static kiln_status resize_infer(const kiln_node *node, const kiln_tensor *const 
     KILN_CHECK(!kiln_dtype_is_quantized(x->dtype), KILN_ERROR_DTYPE_MISMATCH);
     KILN_TRY(kiln_shape_check_dims(p.out_dim, p.rank, x->dtype));
     KILN_TRY(kiln_shape_check_dims(p.out_dim, p.rank, KILN_DTYPE_F32));
-    for (uint32_t a = 0; a < p.rank; a++) /* tap tables stay addressable */
+    for (uint32_t a = 0; a < p.rank; a++) { /* tap tables stay addressable */
+        /* An antialiased filter spans 4 / scale taps: a scale below 2^-20 is refused before
+           that count is taken. */
+        KILN_CHECK(!p.antialias || p.scale[a] >= 0x1p-20, KILN_ERROR_LIMIT);
         KILN_CHECK(p.out_dim[a] <= (INT64_MAX / 16) / kiln_resize_taps_count(&p, (int)a), KILN_ERROR_LIMIT);
+    }
     if (OUT(0)) kiln_tensor_set_shape(OUT(0), x->dtype, p.rank, p.out_dim);
     *scratch_size = taps_bytes(&p) + float_buffers_bytes(&p, x->dtype);
     return KILN_OK;

@@ -102,6 +102,9 @@ static int64_t grid_tap(const grid_params *p, int64_t i, int64_t size)
 static int grid_axis_taps(const grid_params *p, double g, int64_t size, int64_t *index, double *weight)
 {
     double x = p->align_corners ? (g + 1) / 2 * (double)(size - 1) : ((g + 1) * (double)size - 1) / 2;
+    /* A NaN or far-off coordinate reads nothing (zeros) or the border: keep it castable. */
+    if (isnan(x)) x = -2.0 - (double)size;
+    x = fmax(-0x1p40, fmin(0x1p40, x));
     /* PyTorch rounds half to even in 2-D (nearbyint) and half away from zero in 3-D (round). */
     if (p->mode == GRID_NEAREST) x = p->n_dims == 3 ? round(x) : nearbyint(x);
     double lo = p->align_corners ? 0 : -0.5, hi = p->align_corners ? (double)size - 1 : (double)size - 0.5;
@@ -259,6 +262,8 @@ static kiln_status roi_align_run(const kiln_node *node, const kiln_tensor *const
         double x0 = roi[0] * p.spatial_scale - offset, y0 = roi[1] * p.spatial_scale - offset;
         double roi_w = roi[2] * p.spatial_scale - offset - x0, roi_h = roi[3] * p.spatial_scale - offset - y0;
         if (!p.half_pixel) roi_w = fmax(roi_w, 1.0), roi_h = fmax(roi_h, 1.0);
+        /* A box beyond 2^24 pixels (or not finite) would take that many samples per bin. */
+        KILN_CHECK(isfinite(x0) && isfinite(y0) && fabs(roi_w) < 0x1p24 && fabs(roi_h) < 0x1p24, KILN_ERROR_INVALID_VALUE);
         double bin_h = roi_h / (double)p.out_h, bin_w = roi_w / (double)p.out_w;
         int64_t grid_h = p.sampling_ratio ? p.sampling_ratio : (int64_t)ceil(roi_h / (double)p.out_h);
         int64_t grid_w = p.sampling_ratio ? p.sampling_ratio : (int64_t)ceil(roi_w / (double)p.out_w);
@@ -316,7 +321,12 @@ static kiln_status unpool_shape(const kiln_node *node, const kiln_tensor *const 
     for (size_t d = 0; d < n_spatial; d++) {
         int64_t s = has_strides ? strides[d] : 1, pb = has_pads ? pads[d] : 0, pe = has_pads ? pads[n_spatial + d] : 0;
         KILN_CHECK(s >= 1 && kernel[d] >= 1 && pb >= 0 && pe >= 0, KILN_ERROR_INVALID_ARGUMENT);
-        shape[2 + d] = (x->shape[2 + d] - 1) * s - pb - pe + kernel[d];
+        int64_t span;
+        KILN_CHECK(x->shape[2 + d] >= 1, KILN_ERROR_SHAPE_MISMATCH);
+        KILN_CHECK(!__builtin_mul_overflow(x->shape[2 + d] - 1, s, &span) &&
+                       !__builtin_add_overflow(span, kernel[d], &span),
+                   KILN_ERROR_LIMIT);
+        shape[2 + d] = span - pb - pe;
         KILN_CHECK(shape[2 + d] >= 1, KILN_ERROR_SHAPE_MISMATCH);
     }
     memcpy(natural, shape, x->rank * sizeof *shape);
