@@ -384,7 +384,7 @@ const kiln_kernel kiln_kernels_vision[] = {
     {"GridSample", 16, grid_sample_infer, grid_sample_run, {{0, 2, 2, 1, 1}}, "align_corners:i mode:s padding_mode:s"},
     {"RoiAlign", 10, roi_align_infer, roi_align_run, {{0, 3, 3, 1, 1}},
      "coordinate_transformation_mode:s mode:s output_height:i output_width:i sampling_ratio:i spatial_scale:f"},
-    {"MaxUnpool", 9, max_unpool_infer, max_unpool_run, {{0, 2, 2, 1, 1}, {11, 2, 3, 1, 1}},
+    {"MaxUnpool", 9, max_unpool_infer, max_unpool_run, {{0, 2, 3, 1, 1}},
      "kernel_shape:I pads:I strides:I"},
     {"NonMaxSuppression", 10, kiln_vision_nms_infer, kiln_vision_nms_run, {{0, 2, 5, 1, 1}}, "center_point_box:i"},
     {0},
