@@ -202,11 +202,11 @@ static bool name_equals_nocase(const char *a, const char *b)
     return *a == *b;
 }
 
-/* The `to` attribute: a DataType code from opset 6, a type name ("FLOAT") in Cast-1. Known
+/* A dtype attribute: a DataType code, or a type name ("FLOAT") as Cast-1 writes `to`. Known
    ONNX types kiln has no dtype for (string, complex, float8) are NOT_SUPPORTED. */
-static kiln_status cast_target(const kiln_node *node, kiln_dtype *dtype)
+kiln_status kiln_data_dtype_attr(const kiln_node *node, const char *name, kiln_dtype *dtype)
 {
-    const kiln_attr *a = kiln_node_attr(node, "to");
+    const kiln_attr *a = kiln_node_attr(node, name);
     KILN_CHECK(a && (a->type == KILN_ATTR_INT || a->type == KILN_ATTR_STRING), KILN_ERROR_INVALID_ARGUMENT);
     if (a->type == KILN_ATTR_INT) return kiln_data_dtype_of_onnx(a->i, dtype);
     for (size_t k = 0; k < sizeof onnx_types / sizeof onnx_types[0]; k++) {
@@ -216,6 +216,11 @@ static kiln_status cast_target(const kiln_node *node, kiln_dtype *dtype)
         }
     }
     return KILN_ERROR_NOT_SUPPORTED;
+}
+
+static kiln_status cast_target(const kiln_node *node, kiln_dtype *dtype)
+{
+    return kiln_data_dtype_attr(node, "to", dtype);
 }
 
 static kiln_status cast_set_output(const kiln_tensor *x, kiln_tensor *y, kiln_dtype dtype)

@@ -54,5 +54,9 @@ void kiln_data_store_f64(kiln_dtype dtype, void *dst, double v);
    ops ...). KILN_ERROR_INVALID_ARGUMENT for a code ONNX does not define, KILN_ERROR_NOT_SUPPORTED
    for a type kiln has no dtype for (string, complex, float8). */
 kiln_status kiln_data_dtype_of_onnx(int64_t code, kiln_dtype *dtype);
+/* The dtype an attribute names (an ONNX DataType code, or a type name as Cast-1 writes one).
+   KILN_ERROR_INVALID_ARGUMENT when absent or not a DataType, KILN_ERROR_NOT_SUPPORTED for an
+   ONNX type kiln has no dtype for (string, complex, float8). */
+kiln_status kiln_data_dtype_attr(const kiln_node *node, const char *name, kiln_dtype *dtype);
 
 #endif /* KILN_KERNELS_PORTABLE_DATA_OPS_H */

@@ -18,7 +18,7 @@ extern const kiln_kernel kiln_kernels_softmax[];    /* Softmax LogSoftmax */
 extern const kiln_kernel kiln_kernels_reduce[];     /* Reduce* ArgMax ArgMin CumSum */
 extern const kiln_kernel kiln_kernels_shape[];      /* Reshape Flatten Squeeze Unsqueeze Shape Size Identity Dropout Expand Tile ConstantOfShape Range */
 extern const kiln_kernel kiln_kernels_data[];       /* Concat Split Slice Gather Transpose Pad Trilu Cast CastLike */
-/* Issue 15 (ops-b): losses, recurrent nets, Einsum, quantization, signal windows and transforms */
+/* Losses, recurrent nets, Einsum, quantization, signal windows and transforms */
 extern const kiln_kernel kiln_kernels_loss[];       /* NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss */
 extern const kiln_kernel kiln_kernels_rnn[];        /* RNN GRU LSTM */
 extern const kiln_kernel kiln_kernels_quantize[];   /* QuantizeLinear DequantizeLinear DynamicQuantizeLinear */
@@ -28,6 +28,12 @@ extern const kiln_kernel kiln_kernels_signal_window[]; /* HannWindow HammingWind
 extern const kiln_kernel kiln_kernels_signal_dft[];    /* DFT STFT */
 extern const kiln_kernel kiln_kernels_einsum[];        /* Einsum */
 extern const kiln_kernel kiln_kernels_training[];      /* domain KILN_DOMAIN_ONNX_TRAINING: Adagrad Adam Momentum */
+extern const kiln_kernel kiln_kernels_resize[];     /* Resize Upsample */
+extern const kiln_kernel kiln_kernels_scatter_gather[]; /* GatherElements GatherND Scatter ScatterElements ScatterND */
+extern const kiln_kernel kiln_kernels_select[];     /* TopK NonZero Compress Unique */
+extern const kiln_kernel kiln_kernels_rearrange[];  /* DepthToSpace SpaceToDepth ReverseSequence EyeLike OneHot */
+extern const kiln_kernel kiln_kernels_vision[];     /* GridSample RoiAlign MaxUnpool NonMaxSuppression */
+extern const kiln_kernel kiln_kernels_det[];        /* Det (linalg_det.c) */
 /* Domain KILN_DOMAIN_KILN (kiln_domain.c): RMSNorm RoPE Attention Linear Embed */
 extern const kiln_kernel kiln_kernels_kiln_domain[];
 /* The explain function (kiln_kernel_explain) of an entry of kiln_kernels_kiln_domain, or NULL. */

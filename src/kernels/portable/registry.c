@@ -16,9 +16,10 @@ static const kiln_kernel *const families[] = {
     kiln_kernels_unary, kiln_kernels_binary, kiln_kernels_activation, kiln_kernels_linalg,
     kiln_kernels_conv,  kiln_kernels_pool,   kiln_kernels_norm,       kiln_kernels_softmax,
     kiln_kernels_reduce, kiln_kernels_shape, kiln_kernels_data,
-    /* issue 15 (ops-b) */
     kiln_kernels_loss, kiln_kernels_rnn, kiln_kernels_quantize, kiln_kernels_qlinear_matmul, kiln_kernels_qlinear_conv,
     kiln_kernels_signal_window, kiln_kernels_signal_dft, kiln_kernels_einsum,
+    kiln_kernels_resize, kiln_kernels_scatter_gather, kiln_kernels_select, kiln_kernels_rearrange,
+    kiln_kernels_vision, kiln_kernels_det,
 };
 
 /* kiln's own ops (KILN_DOMAIN_KILN). */
