@@ -9,10 +9,12 @@
  * compile time) and ones only some see (zeroed by the im2col); dilations 1 to 36 against inputs
  * of 14 and fewer rows, where whole filters read padding only and a step is bias and activation
  * alone (dilated 2-D convolutions whose tap lists would skip under a fifth of the work, such as
- * dilation 2 or 3 here, run on the 2-D strategies instead, and are compared all the same); groups, depthwise 3-D, no bias, fused Relu; K over the K block (256 floats of K on
- * AVX-512, 512 elsewhere) with several K ranges per chunk (each after the first accumulating),
- * output channels against the tile heights, pixels past one chunk, and work enough for the
- * harness's threads. Each line printed is one (case, target).
+ * dilation 2 or 3 here, run on the 2-D strategies instead, and are compared all the same);
+ * groups, no bias, fused Relu and Sigmoid (depthwise 3-D stays portable, and is checked all the
+ * same); K over the K block (256 floats of K on AVX-512, 512 elsewhere) with several K ranges
+ * per chunk (each after the first accumulating), output channels against the tile heights,
+ * pixels past one chunk, and work enough for the harness's threads. Each line printed is one
+ * (case, target).
  */
 #include <stdio.h>
 
@@ -42,8 +44,6 @@ static void cases_3d(xb_suite *s)
          XB_DIMS(2, 2, 2, 2, 2, 2), NONE, 0, 0, 0},
         {"3-D grouped 2 3x3x3 pad 1 [1,6,3,5,7] -> 10", XB_DIMS(1, 6, 3, 5, 7), 10, 2, XB_DIMS(3, 3, 3), NONE,
          XB_DIMS(1, 1, 1, 1, 1, 1), NONE, 0, 0, "Relu"},
-        {"3-D depthwise 3x3x3 pad 1 [2,5,3,6,6]", XB_DIMS(2, 5, 3, 6, 6), 5, 5, XB_DIMS(3, 3, 3), NONE,
-         XB_DIMS(1, 1, 1, 1, 1, 1), NONE, 0, 0, 0},
         {"3-D auto_pad SAME_UPPER 3x3x3 stride 2 [1,3,5,8,8] -> 4", XB_DIMS(1, 3, 5, 8, 8), 4, 1, XB_DIMS(3, 3, 3),
          XB_DIMS(2, 2, 2), NONE, NONE, "SAME_UPPER", 0, 0},
         /* K = 64 * 27 = 1728 over the K block, and with edges several K ranges per chunk */
@@ -57,6 +57,15 @@ static void cases_3d(xb_suite *s)
          XB_DIMS(1, 1, 1, 1, 1, 1), NONE, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) xb_conv_case(s, &forms[i]);
+    /* Depthwise 3-D stays on the portable kernels (aot_ops_linear.c); it must still run and match. */
+    xb_case *c = xb_case_begin(s, 11, XB_REDUCES | XB_MAY_STAY_PORTABLE, "Conv 3-D depthwise 3x3x3 pad 1 [2,5,3,6,6]");
+    xb_input(c, "x", XB_DIMS(2, 5, 3, 6, 6), -1, 1);
+    xb_weight(c, "w", XB_DIMS(5, 1, 3, 3, 3), -1, 1);
+    Onnx__NodeProto *n = xb_node(c, "Conv", "x,w", "y");
+    xb_attr_int(c, n, "group", 5);
+    xb_attr_ints(c, n, "pads", XB_INTS(1, 1, 1, 1, 1, 1));
+    xb_output(c, "y");
+    xb_case_run(c);
 }
 
 static void cases_dilated(xb_suite *s)
