@@ -93,6 +93,23 @@ static void dilated_model(int64_t d, bool three_d, uint8_t **data, size_t *size)
     onnx_builder_destroy(b);
 }
 
+/* x [1,8,4,6,6] -> 3x3x3 pad 1 convolution to 8 channels -> Add(x). */
+static void conv3d_residual_model(uint8_t **data, size_t *size)
+{
+    static float w[8 * 8 * 27];
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)(i % 5) * 0.01f;
+    onnx_builder *b = onnx_builder_create(13);
+    int64_t xs[5] = {1, 8, 4, 6, 6}, ws[5] = {8, 8, 3, 3, 3};
+    static const int64_t pads[6] = {1, 1, 1, 1, 1, 1};
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 5, xs);
+    onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 5, ws, w, sizeof w);
+    onnx_builder_attr_ints(b, onnx_builder_node(b, "Conv", "x,w", "c"), "pads", 6, pads);
+    onnx_builder_node(b, "Add", "c,x", "y");
+    onnx_builder_output(b, "y");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
+}
+
 /* x [1,8,16,16] -> 3x3 pad 1 convolution to 8 channels (too few for Winograd) -> Add(x) -> Relu. */
 static void conv_model_c8_residual(uint8_t **data, size_t *size)
 {
@@ -338,6 +355,12 @@ int main(void)
     compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.taps == 1 && conv.D == 4 && conv.OD == 4 && conv.KD == 3);
     EXPECT(conv.pad_front == 1 && conv.kw_lo == 0 && conv.kw_n == 3 && conv.OH == 14);
+
+    unit_section("3-D convolution + Add(x): one tap-list step with the input as its residual");
+    conv3d_residual_model(&onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && counts[KILN_CPU_OP_BINARY] == 0);
+    EXPECT(conv.taps == 1 && conv.has_residual == 1);
 
     unit_section("MatMul 1024 x 1024 x 1024 with a constant B: one Strassen level, B as its seven sums");
     matmul_model(1024, 1024, 1024, &onnx, &size);

@@ -254,7 +254,16 @@ static void test_validate_conv_pool(void)
     MUTATE("conv taps W too small", KILN_CPU_OP_CONV2D, taps, p_.KD = 4, tin, 3, tout, mr, nr);
     MUTATE("conv taps winograd", KILN_CPU_OP_CONV2D, taps, p_.winograd = 1, tin, 3, tout, mr, nr);
     MUTATE("conv taps bf16", KILN_CPU_OP_CONV2D, taps, p_.bf16 = 1, tin, 3, tout, mr, nr);
-    MUTATE("conv taps residual", KILN_CPU_OP_CONV2D, taps, p_.has_residual = 1, tin, 3, tout, mr, nr);
+    MUTATE("conv taps residual missing", KILN_CPU_OP_CONV2D, taps, p_.has_residual = 1, tin, 3, tout, mr, nr);
+    kiln_cpu_conv_params taps_res = taps;
+    taps_res.has_residual = 1;
+    tbuf *TR = tb_f32(450), *TR_short = tb_f32(449), *trin[4] = {NULL, NULL, bias, TR}, *trshort[4] = {NULL, NULL, bias, TR_short};
+    trin[0] = trshort[0] = TX;
+    trin[1] = trshort[1] = TW;
+    ACCEPT("conv taps + residual", KILN_CPU_OP_CONV2D, taps_res, trin, 4, tout, mr, nr);
+    REJECT("conv taps residual too small", KILN_CPU_OP_CONV2D, taps_res, trshort, 4, tout, mr, nr);
+    tb_free(TR);
+    tb_free(TR_short);
     kiln_cpu_conv_params one_col = taps;
     one_col.kw_lo = 1, one_col.kw_n = 1; /* K = 18 a group: fits the larger filter buffer */
     ACCEPT("conv taps, middle column kept", KILN_CPU_OP_CONV2D, one_col, tin, 3, tout, mr, nr);

@@ -10,7 +10,7 @@
  * of 14 and fewer rows, where whole filters read padding only and a step is bias and activation
  * alone (dilated 2-D convolutions whose tap lists would skip under a fifth of the work, such as
  * dilation 2 or 3 here, run on the 2-D strategies instead, and are compared all the same);
- * groups, no bias, fused Relu and Sigmoid (depthwise 3-D stays portable, and is checked all the
+ * groups, no bias, fused Relu and Sigmoid and a fused residual Add (depthwise 3-D stays portable, and is checked all the
  * same); K over the K block (256 floats of K on AVX-512, 512 elsewhere) with several K ranges
  * per chunk (each after the first accumulating), output channels against the tile heights,
  * pixels past one chunk, and work enough for the harness's threads. Each line printed is one
@@ -68,6 +68,25 @@ static void cases_3d(xb_suite *s)
     xb_case_run(c);
 }
 
+/* A 3x3x3 convolution of x [1,C,4,7,9] to C channels (pads 1, or dilation 2 with pads 2), then
+   Add(x) and Relu: one step with the input as its residual. */
+static void residual_case(xb_suite *s, int64_t c_in, bool dilated)
+{
+    xb_case *c = xb_case_begin(s, 13, XB_REDUCES, "Conv 3-D 3x3x3%s + Add input + Relu [1,%lld,4,7,9]",
+                               dilated ? " dilation 2" : "", (long long)c_in);
+    xb_input(c, "x", XB_DIMS(1, c_in, 4, 7, 9), -1, 1);
+    xb_weight(c, "w", XB_DIMS(c_in, c_in, 3, 3, 3), -1, 1);
+    xb_weight(c, "b", XB_DIMS(c_in), -1, 1);
+    Onnx__NodeProto *n = xb_node(c, "Conv", "x,w,b", "conv");
+    int64_t d = dilated ? 2 : 1;
+    xb_attr_ints(c, n, "pads", XB_INTS(d, d, d, d, d, d));
+    xb_attr_ints(c, n, "dilations", XB_INTS(d, d, d));
+    xb_node(c, "Add", "conv,x", "s");
+    xb_node(c, "Relu", "s", "y");
+    xb_output(c, "y");
+    xb_case_run(c);
+}
+
 static void cases_dilated(xb_suite *s)
 {
     /* A 3x3 filter over 14x14 at dilations 1 (no tap lists: Winograd at 32 channels) to 36, pads
@@ -116,5 +135,7 @@ int main(void)
     xb_suite *s = xb_suite_create();
     cases_3d(s);
     cases_dilated(s);
+    residual_case(s, 5, false);
+    residual_case(s, 40, true); /* K = 1080: several K blocks, then the residual */
     return xb_suite_finish(s);
 }

@@ -16,7 +16,8 @@
  * a 3x3 filter at dilation 14 or more over a 14-wide input keeps only its middle column). The
  * pairs of a chunk are a K range of the filters when its row taps are all of KH, else one range
  * per depth tap: one GEMM per range, each after the first adding into Y (epilogue accumulate),
- * the bias with the first and the activation with the last.
+ * the bias with the first and the activation with the last (with a residual, has_residual: the
+ * activation after it is added to the chunk's rows of Y).
  *
  * Depth without a 3-D im2col: the frame od reads through depth tap kd is input frame
  * id = od * stride_d - pad_front + kd * dil_d, and the im2col runs on the frame's first row with
@@ -100,7 +101,7 @@ static taps_region chunk_at(const kiln_cpu_conv_params *p, int64_t cols, int64_t
 typedef struct taps_job {
     const kiln_cpu_kit *kit;
     const kiln_cpu_conv_params *p;
-    const float *x, *w, *bias;
+    const float *x, *w, *bias, *res;  /* res: NULL, or added before the activation */
     float *y;
     const kiln_cpu_exec *exec;
     int64_t cols;                   /* pixels per chunk, a multiple of NR */
@@ -146,24 +147,31 @@ static kiln_status multiply(const taps_job *j, int64_t g, int64_t kd0, int64_t k
     const int64_t kr = (kd1 - kd0) * nkh * kb, ldy = p->OD * p->OH * p->OW;
     const float *a0 = j->w + (size_t)g * (kiln_cpu_pack_a_size(mg, K, kit->mr) / sizeof(float)) +
                       (size_t)(r0 / kit->mr * K * kit->mr);
+    /* With a residual the activation waits for it. */
+    const kiln_cpu_act act = j->res ? (kiln_cpu_act){.kind = KILN_CPU_ACT_NONE} : p->act;
     kiln_cpu_epilogue e = {1.0f, 1.0f, j->bias ? KILN_CPU_BIAS_PER_ROW : KILN_CPU_BIAS_NONE,
-                           j->bias ? j->bias + g * mg + r0 : NULL, p->act, 0, 0};
+                           j->bias ? j->bias + g * mg + r0 : NULL, act, 0, 0};
     kiln_cpu_operand none = {buf, 0, 0, true, 0};
-    if (kr == 0) return kiln_cpu_gemm_run(kit, r1 - r0, live, 0, none, none, y, ldy, &e, NULL, 0);
+    kiln_status st = KILN_OK;
+    if (kr == 0) st = kiln_cpu_gemm_run(kit, r1 - r0, live, 0, none, none, y, ldy, &e, NULL, 0);
     /* All row taps: the pairs of the depth taps [kd0, kd1) are one K range; else one each. */
     const bool whole = nkh == p->KH;
     const int64_t runs = whole ? 1 : kd1 - kd0, len = whole ? kr : nkh * kb;
-    for (int64_t i = 0; i < runs; i++) {
+    for (int64_t i = 0; i < runs && kr > 0 && st == KILN_OK; i++) {
         int64_t a_k = whole ? kd0 * p->KH * kb : ((kd0 + i) * p->KH + r->kh0) * kb, b_k = i * len;
         kiln_cpu_operand a = {a0 + a_k * kit->mr, 0, 0, true, K};
         kiln_cpu_operand b = {buf + b_k * kit->nr, 0, 0, true, kr};
         kiln_cpu_epilogue ei = e;
         if (i > 0) ei.accumulate = 1, ei.bias_kind = KILN_CPU_BIAS_NONE, ei.bias = NULL;
         if (i + 1 < runs) ei.act = (kiln_cpu_act){.kind = KILN_CPU_ACT_NONE};
-        kiln_status st = kiln_cpu_gemm_run(kit, r1 - r0, live, len, a, b, y, ldy, &ei, NULL, 0);
-        if (st != KILN_OK) return st;
+        st = kiln_cpu_gemm_run(kit, r1 - r0, live, len, a, b, y, ldy, &ei, NULL, 0);
     }
-    return KILN_OK;
+    for (int64_t i = 0; j->res && st == KILN_OK && i < r1 - r0; i++) {
+        float *row = y + i * ldy;
+        kit->binary(KILN_CPU_BIN_ADD, row, 1, j->res + (row - j->y), 1, row, (size_t)live);
+        if (!kiln_cpu_act_is_identity(&p->act)) kit->act(&p->act, row, row, (size_t)live);
+    }
+    return st;
 }
 
 static void taps_task(void *arg, size_t task)
@@ -197,11 +205,12 @@ static void taps_task(void *arg, size_t task)
 }
 
 kiln_status kiln_cpu_conv_taps_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
-                                    const float *w, const float *bias, float *y, kiln_cpu_exec *exec)
+                                    const float *w, const float *bias, const float *res, float *y,
+                                    kiln_cpu_exec *exec)
 {
     const int64_t pixels = p->OH * p->OW, K = taps_k(p);
     if (p->N == 0 || p->M == 0 || pixels == 0 || p->OD == 0) return KILN_OK;
-    taps_job j = {.kit = kit, .p = p, .x = x, .w = w, .bias = bias, .y = y, .exec = exec};
+    taps_job j = {.kit = kit, .p = p, .x = x, .w = w, .bias = bias, .res = res, .y = y, .exec = exec};
     /* No taps at all (every filter column reads padding only): chunks of whole frames, no
        workspace, Y the bias. */
     j.cols = K == 0 ? pixels : (int64_t)(exec->workspace_size / ((size_t)K * sizeof(float))) / kit->nr * kit->nr;

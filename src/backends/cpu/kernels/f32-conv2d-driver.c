@@ -205,7 +205,8 @@ kiln_status kiln_cpu_conv2d_step(const kiln_cpu_kit *kit, const void *params, co
     conv_job j = {.kit = kit, .p = p, .x = in[0]->data, .w = in[1]->data, .y = out[0]->data, .exec = exec};
     j.bias = p->has_bias ? in[2]->data : NULL;
     atomic_init(&j.status, KILN_OK);
-    if (p->taps) return kiln_cpu_conv_taps_step(kit, p, j.x, j.w, j.bias, j.y, exec);
+    if (p->taps)
+        return kiln_cpu_conv_taps_step(kit, p, j.x, j.w, j.bias, p->has_residual ? in[3]->data : NULL, j.y, exec);
     int64_t pixels = p->OH * p->OW, K = conv_k(p);
     /* Y is empty: return before any loop whose other bounds validation leaves unchecked. */
     if (p->N == 0 || p->M == 0 || pixels == 0) return KILN_OK;

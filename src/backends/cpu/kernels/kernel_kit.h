@@ -316,10 +316,11 @@ kiln_status kiln_cpu_pixel_rows_step(const kiln_cpu_kit *kit, const kiln_cpu_con
 
 /* Convolutions on tap lists (f32-conv-taps.c; params taps = 1: 3-D, and dilated 2-D): the
    workspace of one task, and the step on the filters w packed as the params say (bias NULL or M
-   floats). */
+   floats; res NULL or a tensor of y's shape added before the act). */
 size_t kiln_cpu_conv_taps_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
 kiln_status kiln_cpu_conv_taps_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
-                                    const float *w, const float *bias, float *y, kiln_cpu_exec *exec);
+                                    const float *w, const float *bias, const float *res, float *y,
+                                    kiln_cpu_exec *exec);
 
 /* ---- step functions shared by every table, parameterised by the kit ------------------------ */
 kiln_status kiln_cpu_gemm_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,

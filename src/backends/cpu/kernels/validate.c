@@ -299,7 +299,7 @@ static kiln_status validate_conv_depth(const kiln_cpu_conv_params *p)
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) KILN_CHECK(in_range(fields[i], 0, GEOMETRY_MAX), BAD);
     KILN_CHECK(p->KD >= 1 && p->stride_d >= 1 && p->dil_d >= 1, BAD);
     KILN_CHECK(p->kw_lo < p->KW && p->kw_n <= p->KW - p->kw_lo, BAD);
-    KILN_CHECK(p->taps == 1 && !p->depthwise && !p->winograd && !p->pixel_rows && !p->has_residual && !p->bf16, BAD);
+    KILN_CHECK(p->taps == 1 && !p->depthwise && !p->winograd && !p->pixel_rows && !p->bf16, BAD);
     return KILN_OK;
 }
 
@@ -315,7 +315,7 @@ kiln_status kiln_cpu_validate_conv(const void *params, const kiln_cpu_step_io *i
     KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1 && p->winograd <= 1 && p->pixel_rows <= 1 &&
                    p->depthwise + p->winograd <= 1 && p->depthwise + p->pixel_rows <= 1 && p->has_residual <= 1 &&
                    p->bf16 <= 1 && !(p->bf16 && p->depthwise) &&
-                   (!p->has_residual || ((p->winograd || p->pixel_rows) && p->C >= 1)),
+                   (!p->has_residual || ((p->winograd || p->pixel_rows || p->taps) && p->C >= 1)),
                BAD);
     KILN_TRY(check_act(&p->act));
     KILN_TRY(validate_conv_depth(p));
