@@ -27,8 +27,8 @@
  *
  * Workspace per task: one chunk, K x cols floats (K of all the taps, cols a multiple of NR),
  * sized from L2; cols is recovered from the workspace size at run time. Threads take runs of
- * (image, group, frame, chunk, output-channel range) items; no split cuts K, so no result bit
- * depends on the thread count.
+ * (image, group, frame, chunk, output-channel range) items of about equal work (task_items);
+ * no split cuts K, so no result bit depends on the thread count.
  */
 #include <stdatomic.h>
 
@@ -174,15 +174,57 @@ static kiln_status multiply(const taps_job *j, int64_t g, int64_t kd0, int64_t k
     return st;
 }
 
+/* Task t's run of items [*lo, *hi): the items in order, each owned by the task its middle of
+   work falls in, so the runs are contiguous and about equal in work. An item's work is its
+   padded pixels times its pairs' rows of K (one for a chunk of bias alone) times its output
+   channels plus KILN_GEMM_PACK_COST a gathered element, as the im2col strategy counts it: a
+   dilated conv over 14x14 has three chunks of 28, 140 and 28 pixels through 6, 3 and 6 pairs,
+   which cut by count left one of two threads 588 units and the other 168. */
+static void task_items(const taps_job *j, size_t task, int64_t *lo, int64_t *hi)
+{
+    const kiln_cpu_conv_params *p = j->p;
+    const int64_t frames = p->N * p->group * p->OD, mg = p->M / p->group, kb = pair_k(p);
+    double total = 0.0, done = 0.0;
+    *lo = *hi = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t item = 0;
+        for (int64_t f = 0; f < frames; f++) {
+            int64_t kd0, kd1;
+            kiln_window_taps(f % p->OD * p->stride_d - p->pad_front, p->dil_d, p->KD, p->D, &kd0, &kd1);
+            for (taps_region r = region_at(p, 0);; r = region_at(p, r.oh1)) {
+                int64_t kr = kiln_max_i64((kd1 - kd0) * (r.kh1 - r.kh0) * kb, 1), px = (r.oh1 - r.oh0) * p->OW;
+                for (int64_t q = 0; q < px; q += j->cols) {
+                    double cols = (double)kiln_round_up_i64(kiln_min_i64(j->cols, px - q), j->kit->nr);
+                    for (int64_t range = 0; range < j->tm; range++, item++) {
+                        int64_t r0, r1;
+                        kiln_cpu_split_aligned(mg, j->kit->mr, (size_t)j->tm, (size_t)range, &r0, &r1);
+                        double w = cols * (double)kr * ((double)(r1 - r0) + KILN_GEMM_PACK_COST);
+                        if (pass == 1) {
+                            size_t owner = total > 0.0 ? (size_t)((done + w / 2) / total * (double)j->tasks) : 0;
+                            if (owner >= j->tasks) owner = j->tasks - 1;
+                            if (owner == task && *lo < 0) *lo = item;
+                            if (owner <= task) *hi = item + 1;
+                        }
+                        done += w;
+                    }
+                }
+                if (r.oh1 == p->OH) break;
+            }
+        }
+        total = done;
+        done = 0.0;
+    }
+    if (*lo < 0) *lo = *hi = 0;
+}
+
 static void taps_task(void *arg, size_t task)
 {
     taps_job *j = arg;
     const kiln_cpu_conv_params *p = j->p;
     const int64_t mg = p->M / p->group, cg = p->C / p->group, pixels = p->OH * p->OW;
-    const int64_t frames = p->N * p->group * p->OD;
     float *buf = kiln_cpu_task_workspace(j->exec, task);
     int64_t lo, hi, gathered = -1;
-    kiln_cpu_split(frames * j->frame_chunks * j->tm, j->tasks, task, &lo, &hi);
+    task_items(j, task, &lo, &hi);
     for (int64_t item = lo; item < hi; item++) {
         int64_t chunk_id = item / j->tm, frame = chunk_id / j->frame_chunks;
         int64_t n = frame / (p->group * p->OD), g = frame / p->OD % p->group, od = frame % p->OD;
@@ -222,10 +264,12 @@ kiln_status kiln_cpu_conv_taps_step(const kiln_cpu_kit *kit, const kiln_cpu_conv
     const int64_t chunks = p->N * p->group * p->OD * j.frame_chunks;
     double work = (double)(p->N * p->M * p->OD * pixels) * (double)kiln_max_i64(K, 1);
     size_t max_tasks = kiln_cpu_task_count(exec, kiln_cpu_work_units(work), KILN_GEMM_TASK_GRAIN, K > 0);
-    /* Fewer chunks than threads: the output channels are cut too, each task gathering its chunk. */
-    j.tm = chunks >= (int64_t)max_tasks
+    /* Fewer than 2 chunks a thread: the output channels are cut too (each task gathering its
+       chunks again), so that the tasks can be cut about equal (task_items). */
+    j.tm = chunks >= 2 * (int64_t)max_tasks || max_tasks == 1
                ? 1
-               : kiln_min_i64(kiln_ceil_div_i64((int64_t)max_tasks, chunks), kiln_ceil_div_i64(p->M / p->group, kit->mr));
+               : kiln_min_i64(kiln_ceil_div_i64(2 * (int64_t)max_tasks, chunks),
+                              kiln_ceil_div_i64(p->M / p->group, kit->mr));
     j.tasks = (size_t)kiln_min_i64(chunks * j.tm, (int64_t)max_tasks);
     atomic_init(&j.status, KILN_OK);
     kiln_cpu_parallel(exec, j.tasks, taps_task, &j);
