@@ -219,6 +219,24 @@ def torchvision_builder(name):
     return build
 
 
+def video_builder(name):
+    """torchvision.models.video.<name> with real-looking BatchNorm statistics: its 3-D
+    convolutions are the cpu backend's tap-list steps."""
+    def build():
+        import torchvision
+        model = getattr(torchvision.models.video, name)(weights=None)
+        with torch.no_grad():
+            randomise_batchnorm(model, torch.Generator().manual_seed(7))
+        return model
+    return build
+
+
+def video_inputs(rng):
+    # 8 frames of 56x56 (the model takes any clip its four stages can halve): a sixteenth of the
+    # 16x112x112 clip it was trained on, so the test stays short.
+    return [rng.standard_normal((1, 3, 8, 56, 56)).astype(np.float32)]
+
+
 def image_inputs(rng):
     return [rng.standard_normal((1, 3, 224, 224)).astype(np.float32)]
 
@@ -229,6 +247,7 @@ MODELS = {
     "mobilenet_v2": (torchvision_builder("mobilenet_v2"), image_inputs, ["input"], ["logits"], True),
     "efficientnet_b0": (torchvision_builder("efficientnet_b0"), image_inputs, ["input"], ["logits"], True),
     "squeezenet1_0": (torchvision_builder("squeezenet1_0"), image_inputs, ["input"], ["logits"], True),
+    "r3d_18": (video_builder("r3d_18"), video_inputs, ["input"], ["logits"], True),
     "bert_encoder": (BertEncoder, bert_inputs, ["input_ids", "attention_mask", "token_type_ids"],
                      ["last_hidden_state", "pooled"], False),
     "llama_decoder": (LlamaDecoder, llama_inputs, ["input_ids"], ["logits"], False),

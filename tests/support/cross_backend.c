@@ -523,3 +523,22 @@ void xb_case_run(xb_case *c)
     c->b = NULL;
     c->suite->in_case = false;
 }
+
+void xb_conv_case(xb_suite *s, const xb_conv_form *f)
+{
+    xb_case *c = xb_case_begin(s, 11, XB_REDUCES, "Conv %s%s%s", f->what, f->tail ? " + " : "", f->tail ? f->tail : "");
+    xb_input(c, "x", f->x, -1, 1);
+    xb_dims w = {f->x.rank, {f->m, f->x.d[1] / f->group}};
+    for (uint32_t i = 0; i < f->kernel.rank; i++) w.d[2 + i] = f->kernel.d[i];
+    xb_weight(c, "w", w, -1, 1);
+    if (!f->no_bias) xb_weight(c, "bias", XB_DIMS(f->m), -1, 1);
+    Onnx__NodeProto *n = xb_node(c, "Conv", f->no_bias ? "x,w" : "x,w,bias", f->tail ? "conv" : "y");
+    if (f->group != 1) xb_attr_int(c, n, "group", f->group);
+    if (f->strides.rank) xb_attr_ints(c, n, "strides", f->strides.rank, f->strides.d);
+    if (f->pads.rank) xb_attr_ints(c, n, "pads", f->pads.rank, f->pads.d);
+    if (f->dilations.rank) xb_attr_ints(c, n, "dilations", f->dilations.rank, f->dilations.d);
+    if (f->auto_pad) xb_attr_string(c, n, "auto_pad", f->auto_pad);
+    if (f->tail) xb_node(c, f->tail, "conv", "y");
+    xb_output(c, "y");
+    xb_case_run(c);
+}

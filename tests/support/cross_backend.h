@@ -20,6 +20,7 @@
 #ifndef KILN_TESTS_CROSS_BACKEND_H
 #define KILN_TESTS_CROSS_BACKEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kiln/kiln.h"
@@ -77,5 +78,19 @@ void xb_attr_string(xb_case *c, Onnx__NodeProto *node, const char *name, const c
 void xb_output(xb_case *c, const char *name);
 /* Compile, run and compare on every target; prints the case's lines and ends the case. */
 void xb_case_run(xb_case *c);
+
+/* One Conv node (opset 11) on input x [N, C, spatial...] with random filters, then the tail
+ * activation when one is named ("Relu" or "Sigmoid": fused into the step by the lowering). */
+typedef struct xb_conv_form {
+    const char *what;
+    xb_dims x;              /* [N, C, (D,) (H,) W] */
+    int64_t m, group;
+    xb_dims kernel;         /* spatial kernel */
+    xb_dims strides, pads, dilations;   /* rank 0: attribute absent */
+    const char *auto_pad;   /* NULL (0 in the tables): attribute absent */
+    bool no_bias;
+    const char *tail;       /* NULL: none */
+} xb_conv_form;
+void xb_conv_case(xb_suite *s, const xb_conv_form *f);
 
 #endif

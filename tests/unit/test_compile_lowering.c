@@ -70,6 +70,44 @@ static void conv_model(int64_t hw, int64_t m, int64_t s, bool residual, uint8_t 
     onnx_builder_destroy(b);
 }
 
+/* x [1,8,14,14] (or [1,8,4,14,14] when three_d) -> 3x3 (3x3x3) convolution to 16 channels,
+   dilation and pads d on the spatial axes the filter is 3 wide on. */
+static void dilated_model(int64_t d, bool three_d, uint8_t **data, size_t *size)
+{
+    static float w[16 * 8 * 27];
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)(i % 5) * 0.01f;
+    onnx_builder *b = onnx_builder_create(13);
+    uint32_t rank = three_d ? 5 : 4;
+    int64_t xs[5] = {1, 8, 4, 14, 14}, ws[5] = {16, 8, 3, 3, 3};
+    const int64_t pads[6] = {d, d, d, d, d, d}, dil[3] = {d, d, d};
+    if (!three_d) xs[2] = 14;
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, rank, xs);
+    onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, rank, ws, w, (three_d ? 27u : 9u) * 16 * 8 * sizeof(float));
+    Onnx__NodeProto *conv = onnx_builder_node(b, "Conv", "x,w", "y");
+    onnx_builder_attr_ints(b, conv, "pads", 2 * (rank - 2), pads);
+    onnx_builder_attr_ints(b, conv, "dilations", rank - 2, dil);
+    onnx_builder_output(b, "y");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
+}
+
+/* x [1,8,4,6,6] -> 3x3x3 pad 1 convolution to 8 channels -> Add(x). */
+static void conv3d_residual_model(uint8_t **data, size_t *size)
+{
+    static float w[8 * 8 * 27];
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)(i % 5) * 0.01f;
+    onnx_builder *b = onnx_builder_create(13);
+    int64_t xs[5] = {1, 8, 4, 6, 6}, ws[5] = {8, 8, 3, 3, 3};
+    static const int64_t pads[6] = {1, 1, 1, 1, 1, 1};
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 5, xs);
+    onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 5, ws, w, sizeof w);
+    onnx_builder_attr_ints(b, onnx_builder_node(b, "Conv", "x,w", "c"), "pads", 6, pads);
+    onnx_builder_node(b, "Add", "c,x", "y");
+    onnx_builder_output(b, "y");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
+}
+
 /* x [1,8,16,16] -> 3x3 pad 1 convolution to 8 channels (too few for Winograd) -> Add(x) -> Relu. */
 static void conv_model_c8_residual(uint8_t **data, size_t *size)
 {
@@ -282,6 +320,34 @@ int main(void)
     compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && counts[KILN_CPU_OP_BINARY] == 0 && counts[KILN_CPU_OP_UNARY] == 0);
     EXPECT(conv.pixel_rows == 1 && conv.winograd == 0 && conv.has_residual == 1 && conv.act.kind == KILN_CPU_ACT_RELU);
+
+    unit_section("3x3 dilation 2 over 14x14: 10% of the taps read padding, the 2-D strategies (no tap lists)");
+    dilated_model(2, false, &onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.taps == 0 && conv.D == 0 && conv.kw_n == 0);
+
+    unit_section("dilation 6: tap lists, every filter column kept");
+    dilated_model(6, false, &onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.taps == 1 && conv.kw_lo == 0 && conv.kw_n == 3);
+    EXPECT(conv.D == 1 && conv.OD == 1 && conv.KD == 1 && conv.dil_d == 1 && conv.pad_front == 0);
+
+    unit_section("dilation 24: tap lists, only the middle filter column kept");
+    dilated_model(24, false, &onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.taps == 1 && conv.kw_lo == 1 && conv.kw_n == 1);
+
+    unit_section("3-D 3x3x3 pad 1 over [4,14,14]: one tap-list CONV2D step with its depth axis");
+    dilated_model(1, true, &onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && conv.taps == 1 && conv.D == 4 && conv.OD == 4 && conv.KD == 3);
+    EXPECT(conv.pad_front == 1 && conv.kw_lo == 0 && conv.kw_n == 3 && conv.OH == 14);
+
+    unit_section("3-D convolution + Add(x): one tap-list step with the input as its residual");
+    conv3d_residual_model(&onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_CONV2D] == 1 && counts[KILN_CPU_OP_BINARY] == 0);
+    EXPECT(conv.taps == 1 && conv.has_residual == 1);
 
     unit_section("MatMul 1024 x 1024 x 1024 with a constant B: one Strassen level, B as its seven sums");
     matmul_model(1024, 1024, 1024, &onnx, &size);

@@ -234,6 +234,45 @@ static void test_validate_conv_pool(void)
     tb_free(WN);
     tb_free(Ysmall);
 
+    /* Tap lists: a 3-D convolution [1,4,3,5,5] -> [1,6,3,5,5], 3x3x3 pad 1, two groups, the
+       filters tap-major (K = 3 * 3 * 2 * 3 = 54 a group); the depth fields are zero elsewhere. */
+    kiln_cpu_conv_params taps = base;
+    taps.taps = 1;
+    taps.D = 3, taps.OD = 3, taps.KD = 3, taps.stride_d = 1, taps.pad_front = 1, taps.dil_d = 1;
+    taps.kw_lo = 0, taps.kw_n = 3;
+    tbuf *TX = tb_f32(300), *TW = tb_f32((int64_t)(kiln_cpu_pack_a_size(3, 54, mr) / 4) * 2), *TY = tb_f32(450);
+    tbuf *tin[3] = {TX, TW, bias}, *tout[1] = {TY};
+    ACCEPT("conv taps 3-D", KILN_CPU_OP_CONV2D, taps, tin, 3, tout, mr, nr);
+    MUTATE("conv taps flag", KILN_CPU_OP_CONV2D, taps, p_.taps = 2, tin, 3, tout, mr, nr);
+    MUTATE("conv taps X too small", KILN_CPU_OP_CONV2D, taps, p_.D = 4, tin, 3, tout, mr, nr);
+    MUTATE("conv taps Y larger than described", KILN_CPU_OP_CONV2D, taps, p_.OD = 2, tin, 3, tout, mr, nr);
+    MUTATE("conv taps depth kernel 0", KILN_CPU_OP_CONV2D, taps, p_.KD = 0, tin, 3, tout, mr, nr);
+    MUTATE("conv taps depth stride 0", KILN_CPU_OP_CONV2D, taps, p_.stride_d = 0, tin, 3, tout, mr, nr);
+    MUTATE("conv taps depth dilation 0", KILN_CPU_OP_CONV2D, taps, p_.dil_d = 0, tin, 3, tout, mr, nr);
+    MUTATE("conv taps pad < 0", KILN_CPU_OP_CONV2D, taps, p_.pad_front = -1, tin, 3, tout, mr, nr);
+    MUTATE("conv taps columns past the filter", KILN_CPU_OP_CONV2D, taps, p_.kw_lo = 1, tin, 3, tout, mr, nr);
+    MUTATE("conv taps W too small", KILN_CPU_OP_CONV2D, taps, p_.KD = 4, tin, 3, tout, mr, nr);
+    MUTATE("conv taps winograd", KILN_CPU_OP_CONV2D, taps, p_.winograd = 1, tin, 3, tout, mr, nr);
+    MUTATE("conv taps bf16", KILN_CPU_OP_CONV2D, taps, p_.bf16 = 1, tin, 3, tout, mr, nr);
+    MUTATE("conv taps residual missing", KILN_CPU_OP_CONV2D, taps, p_.has_residual = 1, tin, 3, tout, mr, nr);
+    kiln_cpu_conv_params taps_res = taps;
+    taps_res.has_residual = 1;
+    tbuf *TR = tb_f32(450), *TR_short = tb_f32(449), *trin[4] = {NULL, NULL, bias, TR}, *trshort[4] = {NULL, NULL, bias, TR_short};
+    trin[0] = trshort[0] = TX;
+    trin[1] = trshort[1] = TW;
+    ACCEPT("conv taps + residual", KILN_CPU_OP_CONV2D, taps_res, trin, 4, tout, mr, nr);
+    REJECT("conv taps residual too small", KILN_CPU_OP_CONV2D, taps_res, trshort, 4, tout, mr, nr);
+    tb_free(TR);
+    tb_free(TR_short);
+    kiln_cpu_conv_params one_col = taps;
+    one_col.kw_lo = 1, one_col.kw_n = 1; /* K = 18 a group: fits the larger filter buffer */
+    ACCEPT("conv taps, middle column kept", KILN_CPU_OP_CONV2D, one_col, tin, 3, tout, mr, nr);
+    MUTATE("conv depth field without taps", KILN_CPU_OP_CONV2D, base, p_.KD = 1, in, 3, out, mr, nr);
+    MUTATE("conv columns without taps", KILN_CPU_OP_CONV2D, base, p_.kw_n = 3, in, 3, out, mr, nr);
+    tb_free(TX);
+    tb_free(TW);
+    tb_free(TY);
+
     kiln_cpu_pool_params pool = {.N = 1, .C = 2, .H = 6, .W = 6, .OH = 3, .OW = 3, .KH = 2, .KW = 2,
                                        .stride_h = 2, .stride_w = 2, .dil_h = 1, .dil_w = 1};
     tbuf *PX = tb_f32(72), *PY = tb_f32(18), *pin[1] = {PX}, *pout[1] = {PY};

@@ -164,121 +164,93 @@ static void cases_matmul(xb_suite *s)
 
 /* ---- Conv ----------------------------------------------------------------------------------------- */
 
-typedef struct conv_form {
-    const char *what;
-    xb_dims x;              /* [N, C, (H,) W] */
-    int64_t m, group;
-    xb_dims kernel;         /* spatial kernel */
-    xb_dims strides, pads, dilations;   /* rank 0: attribute absent */
-    const char *auto_pad;   /* NULL (0 in the tables): attribute absent */
-    bool no_bias;
-} conv_form;
-
-static void conv_case(xb_suite *s, const conv_form *f)
-{
-    xb_case *c = xb_case_begin(s, 11, XB_REDUCES, "Conv %s", f->what);
-    xb_input(c, "x", f->x, -1, 1);
-    xb_dims w = {f->x.rank, {f->m, f->x.d[1] / f->group}};
-    for (uint32_t i = 0; i < f->kernel.rank; i++) w.d[2 + i] = f->kernel.d[i];
-    xb_weight(c, "w", w, -1, 1);
-    if (!f->no_bias) xb_weight(c, "bias", XB_DIMS(f->m), -1, 1);
-    Onnx__NodeProto *n = xb_node(c, "Conv", f->no_bias ? "x,w" : "x,w,bias", "y");
-    if (f->group != 1) xb_attr_int(c, n, "group", f->group);
-    if (f->strides.rank) xb_attr_ints(c, n, "strides", f->strides.rank, f->strides.d);
-    if (f->pads.rank) xb_attr_ints(c, n, "pads", f->pads.rank, f->pads.d);
-    if (f->dilations.rank) xb_attr_ints(c, n, "dilations", f->dilations.rank, f->dilations.d);
-    if (f->auto_pad) xb_attr_string(c, n, "auto_pad", f->auto_pad);
-    xb_output(c, "y");
-    xb_case_run(c);
-}
-
 #define NONE XB_SCALAR /* an attribute left out */
 
 static void cases_conv(xb_suite *s)
 {
-    static const conv_form forms[] = {
+    static const xb_conv_form forms[] = {
         {"3x3 pad 1 [2,3,13,17] -> 7", XB_DIMS(2, 3, 13, 17), 7, 1, XB_DIMS(3, 3), NONE, XB_DIMS(1, 1, 1, 1), NONE,
-         0, 0},
-        {"3x3 no pad, no bias [1,3,13,17] -> 17", XB_DIMS(1, 3, 13, 17), 17, 1, XB_DIMS(3, 3), NONE, NONE, NONE, 0, 1},
+         0, 0, 0},
+        {"3x3 no pad, no bias [1,3,13,17] -> 17", XB_DIMS(1, 3, 13, 17), 17, 1, XB_DIMS(3, 3), NONE, NONE, NONE, 0, 1, 0},
         {"3x3 stride 2 pads 0,1,1,0 [2,5,13,17] -> 13", XB_DIMS(2, 5, 13, 17), 13, 1, XB_DIMS(3, 3), XB_DIMS(2, 2),
-         XB_DIMS(0, 1, 1, 0), NONE, 0, 0},
+         XB_DIMS(0, 1, 1, 0), NONE, 0, 0, 0},
         {"3x5 strides 2,3 pads 1,2,2,1 [1,4,17,33] -> 7", XB_DIMS(1, 4, 17, 33), 7, 1, XB_DIMS(3, 5), XB_DIMS(2, 3),
-         XB_DIMS(1, 2, 2, 1), NONE, 0, 0},
+         XB_DIMS(1, 2, 2, 1), NONE, 0, 0, 0},
         {"3x3 pad 2 [1,3,13,17] -> 7", XB_DIMS(1, 3, 13, 17), 7, 1, XB_DIMS(3, 3), NONE, XB_DIMS(2, 2, 2, 2), NONE,
-         0, 0},
+         0, 0, 0},
         {"5x5 stride 2 pad 3 [2,3,13,17] -> 5", XB_DIMS(2, 3, 13, 17), 5, 1, XB_DIMS(5, 5), XB_DIMS(2, 2),
-         XB_DIMS(3, 3, 3, 3), NONE, 0, 0},
+         XB_DIMS(3, 3, 3, 3), NONE, 0, 0, 0},
         {"3x3 dilation 2 pad 2 [1,3,13,17] -> 7", XB_DIMS(1, 3, 13, 17), 7, 1, XB_DIMS(3, 3), NONE,
-         XB_DIMS(2, 2, 2, 2), XB_DIMS(2, 2), 0, 0},
+         XB_DIMS(2, 2, 2, 2), XB_DIMS(2, 2), 0, 0, 0},
         {"3x3 dilations 2,3 stride 2 [1,2,17,17] -> 5", XB_DIMS(1, 2, 17, 17), 5, 1, XB_DIMS(3, 3), XB_DIMS(2, 2), NONE,
-         XB_DIMS(2, 3), 0, 0},
+         XB_DIMS(2, 3), 0, 0, 0},
         {"grouped 3 3x3 pad 1 [2,6,7,13] -> 9", XB_DIMS(2, 6, 7, 13), 9, 3, XB_DIMS(3, 3), NONE, XB_DIMS(1, 1, 1, 1),
-         NONE, 0, 0},
-        {"grouped 2 1x1 [1,8,7,7] -> 34", XB_DIMS(1, 8, 7, 7), 34, 2, XB_DIMS(1, 1), NONE, NONE, NONE, 0, 0},
+         NONE, 0, 0, 0},
+        {"grouped 2 1x1 [1,8,7,7] -> 34", XB_DIMS(1, 8, 7, 7), 34, 2, XB_DIMS(1, 1), NONE, NONE, NONE, 0, 0, 0},
         {"depthwise 3x3 pad 1 [2,13,7,17]", XB_DIMS(2, 13, 7, 17), 13, 13, XB_DIMS(3, 3), NONE, XB_DIMS(1, 1, 1, 1),
-         NONE, 0, 0},
+         NONE, 0, 0, 0},
         {"depthwise 3x3 stride 2 pad 1 [1,17,13,13]", XB_DIMS(1, 17, 13, 13), 17, 17, XB_DIMS(3, 3), XB_DIMS(2, 2),
-         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
         {"depthwise 5x5 dilation 2 pad 4 [1,7,17,33] no bias", XB_DIMS(1, 7, 17, 33), 7, 7, XB_DIMS(5, 5), NONE,
-         XB_DIMS(4, 4, 4, 4), XB_DIMS(2, 2), 0, 1},
+         XB_DIMS(4, 4, 4, 4), XB_DIMS(2, 2), 0, 1, 0},
         {"depthwise 3x1 pads 1,0,0,0 [1,3,5,65]", XB_DIMS(1, 3, 5, 65), 3, 3, XB_DIMS(3, 1), NONE, XB_DIMS(1, 0, 0, 0),
-         NONE, 0, 0},
+         NONE, 0, 0, 0},
         {"depthwise multiplier 2 3x3 [1,5,9,9] -> 10", XB_DIMS(1, 5, 9, 9), 10, 5, XB_DIMS(3, 3), NONE, NONE, NONE,
-         0, 0},
-        {"pointwise 1x1 [2,33,7,7] -> 17", XB_DIMS(2, 33, 7, 7), 17, 1, XB_DIMS(1, 1), NONE, NONE, NONE, 0, 0},
-        {"pointwise 1x1 [1,3,13,13] -> 65", XB_DIMS(1, 3, 13, 13), 65, 1, XB_DIMS(1, 1), NONE, NONE, NONE, 0, 0},
+         0, 0, 0},
+        {"pointwise 1x1 [2,33,7,7] -> 17", XB_DIMS(2, 33, 7, 7), 17, 1, XB_DIMS(1, 1), NONE, NONE, NONE, 0, 0, 0},
+        {"pointwise 1x1 [1,3,13,13] -> 65", XB_DIMS(1, 3, 13, 13), 65, 1, XB_DIMS(1, 1), NONE, NONE, NONE, 0, 0, 0},
         {"1x1 stride 2 [1,7,13,13] -> 13", XB_DIMS(1, 7, 13, 13), 13, 1, XB_DIMS(1, 1), XB_DIMS(2, 2), NONE, NONE,
-         0, 0},
+         0, 0, 0},
         {"auto_pad SAME_UPPER 3x3 stride 2 [1,3,13,16] -> 7", XB_DIMS(1, 3, 13, 16), 7, 1, XB_DIMS(3, 3), XB_DIMS(2, 2),
-         NONE, NONE, "SAME_UPPER", 0},
+         NONE, NONE, "SAME_UPPER", 0, 0},
         {"auto_pad SAME_LOWER 2x2 [1,3,7,7] -> 5", XB_DIMS(1, 3, 7, 7), 5, 1, XB_DIMS(2, 2), NONE, NONE, NONE,
-         "SAME_LOWER", 0},
-        {"auto_pad VALID 3x3 [1,3,7,9] -> 5", XB_DIMS(1, 3, 7, 9), 5, 1, XB_DIMS(3, 3), NONE, NONE, NONE, "VALID", 0},
+         "SAME_LOWER", 0, 0},
+        {"auto_pad VALID 3x3 [1,3,7,9] -> 5", XB_DIMS(1, 3, 7, 9), 5, 1, XB_DIMS(3, 3), NONE, NONE, NONE, "VALID", 0, 0},
         {"5x5 pad 2 over a 3x3 input [1,2,3,3] -> 3", XB_DIMS(1, 2, 3, 3), 3, 1, XB_DIMS(5, 5), NONE,
-         XB_DIMS(2, 2, 2, 2), NONE, 0, 0},
+         XB_DIMS(2, 2, 2, 2), NONE, 0, 0, 0},
         {"K = 64*3*3 = 576 > K block [1,64,9,9] -> 17", XB_DIMS(1, 64, 9, 9), 17, 1, XB_DIMS(3, 3), NONE,
-         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
         {"M = 140 past the packed-A block [1,3,9,9] -> 140", XB_DIMS(1, 3, 9, 9), 140, 1, XB_DIMS(3, 3), NONE,
-         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
         {"1600 pixels past the im2col chunk [1,3,40,40] -> 8", XB_DIMS(1, 3, 40, 40), 8, 1, XB_DIMS(3, 3), NONE,
-         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
         /* Winograd F(2x2, 3x3): 3x3, unit strides, C and M >= 32, at least 32 tiles. */
         {"Winograd 3x3 pad 1 [2,32,15,17] -> 40", XB_DIMS(2, 32, 15, 17), 40, 1, XB_DIMS(3, 3), NONE,
-         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
         {"Winograd 3x3 no pad, no bias [1,48,14,16] -> 33", XB_DIMS(1, 48, 14, 16), 33, 1, XB_DIMS(3, 3), NONE, NONE,
-         NONE, 0, 1},
+         NONE, 0, 1, 0},
         {"Winograd, 66 tiles as rows, pads 2,0,1,2 [1,64,21,12] -> 64", XB_DIMS(1, 64, 21, 12), 64, 1, XB_DIMS(3, 3),
-         NONE, XB_DIMS(2, 0, 1, 2), NONE, 0, 0},
+         NONE, XB_DIMS(2, 0, 1, 2), NONE, 0, 0, 0},
         {"Winograd, 16 tiles as rows [2,32,7,7] -> 64", XB_DIMS(2, 32, 7, 7), 64, 1, XB_DIMS(3, 3), NONE,
-         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
         /* Pixels as rows: one group, few pixels (under 95% of 32-wide panels), M a multiple of 32. */
         {"pixels as rows 3x3 pad 1 [1,16,7,7] -> 64", XB_DIMS(1, 16, 7, 7), 64, 1, XB_DIMS(3, 3), NONE,
-         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
         {"pixels as rows 3x3 stride 2 [2,16,14,14] -> 32, no bias", XB_DIMS(2, 16, 14, 14), 32, 1, XB_DIMS(3, 3),
-         XB_DIMS(2, 2), XB_DIMS(1, 1, 1, 1), NONE, 0, 1},
+         XB_DIMS(2, 2), XB_DIMS(1, 1, 1, 1), NONE, 0, 1, 0},
         {"pixels as rows 1x1 stride 2 [1,48,13,13] -> 96", XB_DIMS(1, 48, 13, 13), 96, 1, XB_DIMS(1, 1), XB_DIMS(2, 2),
-         NONE, NONE, 0, 0},
-        {"1-D k3 pad 1 [2,5,33] -> 7", XB_DIMS(2, 5, 33), 7, 1, XB_DIMS(3), NONE, XB_DIMS(1, 1), NONE, 0, 0},
+         NONE, NONE, 0, 0, 0},
+        {"1-D k3 pad 1 [2,5,33] -> 7", XB_DIMS(2, 5, 33), 7, 1, XB_DIMS(3), NONE, XB_DIMS(1, 1), NONE, 0, 0, 0},
         {"1-D k5 stride 2 dilation 2 pads 3,1 [1,4,65] -> 9", XB_DIMS(1, 4, 65), 9, 1, XB_DIMS(5), XB_DIMS(2),
-         XB_DIMS(3, 1), XB_DIMS(2), 0, 0},
-        {"1-D depthwise k3 pad 1 [2,13,17]", XB_DIMS(2, 13, 17), 13, 13, XB_DIMS(3), NONE, XB_DIMS(1, 1), NONE, 0, 0},
-        {"1-D pointwise [3,17,7] -> 33", XB_DIMS(3, 17, 7), 33, 1, XB_DIMS(1), NONE, NONE, NONE, 0, 0},
+         XB_DIMS(3, 1), XB_DIMS(2), 0, 0, 0},
+        {"1-D depthwise k3 pad 1 [2,13,17]", XB_DIMS(2, 13, 17), 13, 13, XB_DIMS(3), NONE, XB_DIMS(1, 1), NONE, 0, 0, 0},
+        {"1-D pointwise [3,17,7] -> 33", XB_DIMS(3, 17, 7), 33, 1, XB_DIMS(1), NONE, NONE, NONE, 0, 0, 0},
         /* large enough for the kernels to split the work over the harness's threads */
         {"threads: 3x3 pad 1 [1,16,32,32] -> 33", XB_DIMS(1, 16, 32, 32), 33, 1, XB_DIMS(3, 3), NONE,
-         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
         {"threads: depthwise 3x3 pad 1 [2,64,40,40]", XB_DIMS(2, 64, 40, 40), 64, 64, XB_DIMS(3, 3), NONE,
-         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
         {"threads: Winograd, 49 tiles as rows [1,128,14,14] -> 128", XB_DIMS(1, 128, 14, 14), 128, 1, XB_DIMS(3, 3),
-         NONE, XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+         NONE, XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
         /* tile panels shared out evenly, chunks not crossing an image (225 tiles an image) */
         {"threads: Winograd, 2 images [2,64,30,30] -> 64", XB_DIMS(2, 64, 30, 30), 64, 1, XB_DIMS(3, 3), NONE,
-         XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
+         XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
         {"threads: pixels as rows 3x3 stride 2 [1,128,14,14] -> 256", XB_DIMS(1, 128, 14, 14), 256, 1, XB_DIMS(3, 3),
-         XB_DIMS(2, 2), XB_DIMS(1, 1, 1, 1), NONE, 0, 0},
-        {"threads: pointwise [2,64,24,24] -> 65", XB_DIMS(2, 64, 24, 24), 65, 1, XB_DIMS(1, 1), NONE, NONE, NONE, 0, 0},
-        {"1x1 on 1x1 [1,65,1,1] -> 33", XB_DIMS(1, 65, 1, 1), 33, 1, XB_DIMS(1, 1), NONE, NONE, NONE, 0, 0},
+         XB_DIMS(2, 2), XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0},
+        {"threads: pointwise [2,64,24,24] -> 65", XB_DIMS(2, 64, 24, 24), 65, 1, XB_DIMS(1, 1), NONE, NONE, NONE, 0, 0, 0},
+        {"1x1 on 1x1 [1,65,1,1] -> 33", XB_DIMS(1, 65, 1, 1), 33, 1, XB_DIMS(1, 1), NONE, NONE, NONE, 0, 0, 0},
     };
-    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) conv_case(s, &forms[i]);
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) xb_conv_case(s, &forms[i]);
     /* Depthwise rows of every length against the vector widths, stride 1 and 2; and output
        channels against the tile heights at a few row lengths. */
     static const int64_t widths[] = {1, 2, 3, 5, 8, 9, 15, 16, 17, 31, 32, 33};
@@ -287,18 +259,18 @@ static void cases_conv(xb_suite *s)
             char what[96];
             snprintf(what, sizeof what, "depthwise 3x3 stride %lld pad 1 [1,3,4,%lld]", (long long)stride,
                      (long long)widths[i]);
-            conv_form f = {what, XB_DIMS(1, 3, 4, widths[i]), 3, 3, XB_DIMS(3, 3), XB_DIMS(stride, stride),
-                           XB_DIMS(1, 1, 1, 1), NONE, 0, 0};
-            conv_case(s, &f);
+            xb_conv_form f = {what, XB_DIMS(1, 3, 4, widths[i]), 3, 3, XB_DIMS(3, 3), XB_DIMS(stride, stride),
+                           XB_DIMS(1, 1, 1, 1), NONE, 0, 0, 0};
+            xb_conv_case(s, &f);
         }
     static const int64_t channels[] = {1, 3, 7, 13, 17, 33}, rows[] = {1, 5, 17};
     for (size_t i = 0; i < sizeof channels / sizeof channels[0]; i++)
         for (size_t j = 0; j < sizeof rows / sizeof rows[0]; j++) {
             char what[96];
             snprintf(what, sizeof what, "3x3 pad 1 [1,2,3,%lld] -> %lld", (long long)rows[j], (long long)channels[i]);
-            conv_form f = {what, XB_DIMS(1, 2, 3, rows[j]), channels[i], 1, XB_DIMS(3, 3), NONE, XB_DIMS(1, 1, 1, 1),
-                           NONE, 0, 0};
-            conv_case(s, &f);
+            xb_conv_form f = {what, XB_DIMS(1, 2, 3, rows[j]), channels[i], 1, XB_DIMS(3, 3), NONE, XB_DIMS(1, 1, 1, 1),
+                           NONE, 0, 0, 0};
+            xb_conv_case(s, &f);
         }
 }
 

@@ -151,7 +151,7 @@ typedef struct kiln_cpu_gemm_params {
     kiln_cpu_act act;
 } kiln_cpu_gemm_params;
 
-/* 2-D convolution, NCHW, weights [M, C/group, KH, KW]. When depthwise (group == C == M, one
+/* 2-D convolution, NCHW, weights [M, C/group, KH, KW] (with taps also 3-D, NCDHW). When depthwise (group == C == M, one
  * input channel per group) W is stored unpacked as [C, KH, KW]; otherwise W is packed per group
  * with kiln_cpu_pack_a (rows = M/group output channels, K = C/group*KH*KW) and the target's MR. */
 typedef struct kiln_cpu_conv_params {
@@ -171,8 +171,18 @@ typedef struct kiln_cpu_conv_params {
                                        pairs, a BF16 tensor — the f32 form's panels (B panels with
                                        pixel_rows, A panels per group otherwise; Winograd's 16
                                        positions) through kiln_cpu_panels_to_bf16 */
-    uint8_t reserved[2];
+    uint8_t taps;                   /* 3-D, or dilated 2-D: tap lists (f32-conv-taps.c); the
+                                       depth fields below and the kept filter columns
+                                       [kw_lo, kw_lo + kw_n) apply, W packed per group with
+                                       kiln_cpu_pack_a, K = KD*KH*(C/group)*kw_n in the order
+                                       (kd, kh, c, kw - kw_lo); 0: those fields are 0 */
+    uint8_t reserved;
     kiln_cpu_act act;
+    /* taps only: the depth axis (D = OD = KD = stride_d = dil_d = 1, pad_front = 0 for 2-D), X
+       as [N, C, D, H, W], Y as [N, M, OD, OH, OW] */
+    int64_t D, OD, KD, stride_d, pad_front, dil_d;
+    int64_t kw_lo, kw_n;            /* the filter columns some output column sees the input
+                                       through; the others only ever read padding */
 } kiln_cpu_conv_params;
 
 typedef enum kiln_cpu_pool_kind { KILN_CPU_POOL_MAX = 0, KILN_CPU_POOL_AVG = 1 } kiln_cpu_pool_kind;

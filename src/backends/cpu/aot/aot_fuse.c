@@ -9,7 +9,7 @@
  *   Conv -> BatchNormalization             w' = w * scale[m], b' = b * scale[m] + shift[m]
  *   GEMM -> Add(c[N] or scalar)            bias, beta = 1 (c[N] may be a computed row)
  *   GEMM -> Add(r) (r of the output's shape, computed before the GEMM)   full bias, beta = 1
- *   Conv (Winograd, pixel rows) -> Add(r) (r likewise)   residual, added before the act
+ *   Conv (Winograd, pixel rows, taps) -> Add(r) (r likewise)   residual, added before the act
  *   GEMM -> Mul(s) / Div(s)                alpha *= s (1/s), beta likewise
  *   GEMM (batched) -> Transpose [b, M, N] -> [M, b, N]   batch stride N, row stride b * N
  *   step -> Relu / Clip / Sigmoid ...      act
@@ -195,7 +195,7 @@ static bool fuse_residual_add(aot_lowering *L, size_t k, aot_step_desc *conv, in
     kiln_cpu_conv_params *p = &conv->params.conv;
     aot_step_desc add;
     int64_t c = only_reader(L, k, *y);
-    if (!(p->winograd || p->pixel_rows) || p->has_residual || !describe_as(L, c, KILN_CPU_OP_BINARY, *y, &add))
+    if (!(p->winograd || p->pixel_rows || p->taps) || p->has_residual || !describe_as(L, c, KILN_CPU_OP_BINARY, *y, &add))
         return false;
     const kiln_cpu_aot_node *n = &L->g->nodes[c];
     if (add.params.binary.kind != KILN_CPU_BIN_ADD || n->node->opset < 7) return false;

@@ -195,7 +195,7 @@ static void to_bf16(aot_step_desc *d)
                                        w->form == AOT_FORM_PACK_B_STRASSEN))) {
         d->params.gemm.b_packed = KILN_CPU_PACKED_BF16;
         w->form = AOT_FORM_PACK_B_BF16;
-    } else if (d->op == KILN_CPU_OP_CONV2D && !d->params.conv.depthwise &&
+    } else if (d->op == KILN_CPU_OP_CONV2D && !d->params.conv.depthwise && !d->params.conv.taps &&
                (w->form == AOT_FORM_PACK_B || w->form == AOT_FORM_WINOGRAD_B || w->form == AOT_FORM_PACK_A ||
                 w->form == AOT_FORM_WINOGRAD)) {
         d->params.conv.bf16 = 1;

@@ -35,7 +35,7 @@ typedef struct op_entry {
 static const op_entry op_table[] = {
     {"Gemm", aot_describe_gemm, NULL, STEP(GEMM)},
     {"MatMul", aot_describe_matmul, NULL, STEP(GEMM)},
-    {"Conv", aot_describe_conv, NULL, STEP(CONV2D)},
+    {"Conv", NULL, aot_describe_conv, STEP(CONV2D)},
     /* Binary arithmetic and the activations of their own ONNX op: their lists in cpu_ops.h. */
 #define BINARY_OP(name, value, onnx_op) {onnx_op, aot_describe_binary, NULL, STEP(BINARY)},
     KILN_CPU_BIN_LIST(BINARY_OP)

@@ -98,7 +98,8 @@ kiln_cpu_act *aot_step_act(aot_step_desc *d);
  * f32, non-empty, every other output unused, input 0 present and f32. ---- */
 bool aot_describe_gemm(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
 bool aot_describe_matmul(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
-bool aot_describe_conv(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
+bool aot_describe_conv(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, kiln_arena *arena,
+                       aot_step_desc *d);
 bool aot_describe_unary(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
 bool aot_describe_binary(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
 bool aot_describe_pool(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);

@@ -1,8 +1,8 @@
 /* f32-conv2d-driver.c — 2-D convolution as GEMMs over the kit (see kernel_kit.h, cpu_ops.h).
  *
- * Layer: backends/cpu/kernels, compiled with the generic flags. Five strategies, fixed by the
- * params alone (Winograd or pixels as rows when the lowering set them: f32-conv2d-winograd.c,
- * f32-conv2d-pixel-rows.c):
+ * Layer: backends/cpu/kernels, compiled with the generic flags. Six strategies, fixed by the
+ * params alone (Winograd, pixels as rows or tap lists when the lowering set them:
+ * f32-conv2d-winograd.c, f32-conv2d-pixel-rows.c, f32-conv-taps.c):
  *  - depthwise (group == C == M): the kit's direct per-plane kernel;
  *  - pointwise (1x1, unit strides, no padding): per (image, group) one GEMM whose B is the
  *    input planes themselves, Y_g (M/g x HW) = W_g (M/g x C/g) . X_g (C/g x HW);
@@ -57,6 +57,7 @@ static int64_t filter_panel_floats(const kiln_cpu_conv_params *p, int64_t K, uin
 
 size_t kiln_cpu_conv_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2)
 {
+    if (p->taps) return kiln_cpu_conv_taps_workspace(mr, nr, p, l2);
     int64_t pixels = p->OH * p->OW, K = conv_k(p);
     if (p->depthwise || p->N == 0 || p->M == 0 || pixels == 0 || K == 0) return 0;
     if (p->winograd) return kiln_cpu_winograd_workspace(mr, nr, p, l2);
@@ -148,10 +149,10 @@ static void im2col_task(void *arg, size_t task)
         kiln_cpu_split_aligned(mg, kit->mr, (size_t)j->cut.tm, (size_t)range, &r0, &r1);
         if (r0 == r1) continue;
         kiln_cpu_epilogue e = {1.0f, 1.0f, j->bias ? KILN_CPU_BIAS_PER_ROW : KILN_CPU_BIAS_NONE,
-                               j->bias ? j->bias + g * mg + r0 : NULL, p->act, 0};
+                               j->bias ? j->bias + g * mg + r0 : NULL, p->act, 0, 0};
         kiln_cpu_operand a = {j->w + (size_t)g * w_group + (size_t)(r0 / kit->mr * filter_panel_floats(p, K, kit->mr)),
-                              0, 0, p->bf16 ? KILN_CPU_PACKED_BF16 : 1};
-        kiln_cpu_operand b = {buf, 0, 0, true};
+                              0, 0, p->bf16 ? KILN_CPU_PACKED_BF16 : 1, 0};
+        kiln_cpu_operand b = {buf, 0, 0, true, 0};
         float *y = j->y + (n * p->M + g * mg + r0) * pixels + pix0;
         kiln_status st = kiln_cpu_gemm_run(kit, r1 - r0, live, K, a, b, y, pixels, &e, pairs, pairs ? pairs_bytes : 0);
         if (st != KILN_OK) {
@@ -172,12 +173,12 @@ static void pointwise_problem(const void *src, int64_t image, kiln_cpu_gemm_prob
     size_t w_group = filter_group_floats(p, K, j->kit->mr);
     *out = (kiln_cpu_gemm_problem){
         .M = mg, .N = pixels, .K = K,
-        .a = {j->w + (size_t)g * w_group, 0, 0, p->bf16 ? KILN_CPU_PACKED_BF16 : 1},
-        .b = {j->x + (n * p->C + g * cg) * in_plane, in_plane, 1, false},
+        .a = {j->w + (size_t)g * w_group, 0, 0, p->bf16 ? KILN_CPU_PACKED_BF16 : 1, 0},
+        .b = {j->x + (n * p->C + g * cg) * in_plane, in_plane, 1, false, 0},
         .y = j->y + (n * p->M + g * mg) * pixels,
         .ldy = pixels,
         .e = {1.0f, 1.0f, j->bias ? KILN_CPU_BIAS_PER_ROW : KILN_CPU_BIAS_NONE, j->bias ? j->bias + g * mg : NULL,
-              p->act, 0},
+              p->act, 0, 0},
     };
 }
 
@@ -204,6 +205,8 @@ kiln_status kiln_cpu_conv2d_step(const kiln_cpu_kit *kit, const void *params, co
     conv_job j = {.kit = kit, .p = p, .x = in[0]->data, .w = in[1]->data, .y = out[0]->data, .exec = exec};
     j.bias = p->has_bias ? in[2]->data : NULL;
     atomic_init(&j.status, KILN_OK);
+    if (p->taps)
+        return kiln_cpu_conv_taps_step(kit, p, j.x, j.w, j.bias, p->has_residual ? in[3]->data : NULL, j.y, exec);
     int64_t pixels = p->OH * p->OW, K = conv_k(p);
     /* Y is empty: return before any loop whose other bounds validation leaves unchecked. */
     if (p->N == 0 || p->M == 0 || pixels == 0) return KILN_OK;

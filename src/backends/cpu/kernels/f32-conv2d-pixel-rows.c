@@ -86,9 +86,9 @@ static void rows_task(void *arg, size_t task)
         /* With a residual the activation waits for it (after the transposition). */
         kiln_cpu_act act = j->res ? (kiln_cpu_act){.kind = KILN_CPU_ACT_NONE} : p->act;
         kiln_cpu_epilogue e = {1.0f, 1.0f, j->bias ? KILN_CPU_BIAS_PER_COL : KILN_CPU_BIAS_NONE,
-                               j->bias ? j->bias + c0 : NULL, act, 0};
-        kiln_cpu_operand pa = {a, 0, 0, true};
-        kiln_cpu_operand wb = {j->w, 0, 0, p->bf16 ? KILN_CPU_PACKED_BF16 : 1};
+                               j->bias ? j->bias + c0 : NULL, act, 0, 0};
+        kiln_cpu_operand pa = {a, 0, 0, true, 0};
+        kiln_cpu_operand wb = {j->w, 0, 0, p->bf16 ? KILN_CPU_PACKED_BF16 : 1, 0};
         wb.data += c0 / kit->nr * kiln_cpu_panel_words(&wb, K, kit->nr);
         kiln_status st = kiln_cpu_gemm_run(kit, live, c1 - c0, K, pa, wb, t + c0, ldt, &e, s, s ? s_bytes : 0);
         if (st != KILN_OK) {

@@ -83,9 +83,9 @@ static kiln_status chunk_products(const wino_job *j, const float *v, float *m, f
     const size_t u_stride = u_bytes / sizeof(float);
     const size_t s_bytes = (size_t)(tc * ((C + 1) / 2)) * sizeof(float);
     const size_t v_stride = (size_t)(C * tc), m_stride = (size_t)(M * tc);
-    kiln_cpu_epilogue e = {1.0f, 1.0f, KILN_CPU_BIAS_NONE, NULL, {.kind = KILN_CPU_ACT_NONE}, 0};
+    kiln_cpu_epilogue e = {1.0f, 1.0f, KILN_CPU_BIAS_NONE, NULL, {.kind = KILN_CPU_ACT_NONE}, 0, 0};
     for (int pos = 0; pos < 16; pos++) {
-        kiln_cpu_operand vo = {v + pos * v_stride, 0, 0, true}, uo = {j->u + pos * u_stride, 0, 0, true};
+        kiln_cpu_operand vo = {v + pos * v_stride, 0, 0, true, 0}, uo = {j->u + pos * u_stride, 0, 0, true, 0};
         if (p->bf16) uo.packed = KILN_CPU_PACKED_BF16;
         uo.data += r0 / w * kiln_cpu_panel_words(&uo, C, w);
         kiln_status st;

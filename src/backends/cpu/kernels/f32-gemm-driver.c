@@ -161,6 +161,9 @@ typedef struct gemm_ctx {
     bool prefilled;                 /* Y already holds beta * FULL bias */
 } gemm_ctx;
 
+/* Rows of k from one packed panel of o to the next: the K o was laid out for. */
+static int64_t panel_k(const kiln_cpu_operand *o, int64_t K) { return o->panel_k ? o->panel_k : K; }
+
 /* The tile epilogue of the tile at (i0, j0) for the K block [pc, pc + kc). */
 static kiln_cpu_gemm_tile tile_for(const gemm_ctx *g, int64_t i0, int64_t j0, bool first, bool last)
 {
@@ -190,8 +193,8 @@ static void run_block(const gemm_ctx *g, int64_t ic, int64_t mc, int64_t jc, int
        N = 128. */
     bool a_in_place = !g->a.packed && g->a.cs == 1 && nc <= 2 * (int64_t)kit->nr;
     if (g->a.packed) {
-        apan = g->a.data + (ic / kit->mr) * g->K * kit->mr + pc * kit->mr;
-        a_step = g->K * kit->mr;
+        a_step = panel_k(&g->a, g->K) * kit->mr;
+        apan = g->a.data + (ic / kit->mr) * a_step + pc * kit->mr;
     } else if (a_in_place) {
         apan = g->a.data + ic * g->a.rs + pc;
         a_step = kit->mr * g->a.rs;
@@ -203,8 +206,8 @@ static void run_block(const gemm_ctx *g, int64_t ic, int64_t mc, int64_t jc, int
     const float *bpan;
     int64_t b_step;
     if (g->b.packed) {
-        bpan = g->b.data + (jc / kit->nr) * g->K * kit->nr + pc * kit->nr;
-        b_step = g->K * kit->nr;
+        b_step = panel_k(&g->b, g->K) * kit->nr;
+        bpan = g->b.data + (jc / kit->nr) * b_step + pc * kit->nr;
     } else {
         bpan = g->bbuf;
         b_step = kc * kit->nr;
@@ -253,7 +256,7 @@ static void run_short_a(const gemm_ctx *g)
     int64_t a_step = in_place ? 1 : kit->mr;
     if (!in_place) pack_panels(kit, g->a.data, g->a.rs, g->a.cs, g->M, g->K, kit->mr, g->abuf);
     for (int64_t jr = 0; jr < g->N; jr += kit->nr) {
-        const float *bpan = g->b.data + (jr / kit->nr) * g->K * kit->nr;
+        const float *bpan = g->b.data + (jr / kit->nr) * panel_k(&g->b, g->K) * kit->nr;
         size_t n = (size_t)kiln_min_i64(kit->nr, g->N - jr);
         for (int64_t pc = 0; pc < g->K; pc += g->plan.kc) {
             int64_t kc = kiln_min_i64(g->plan.kc, g->K - pc);
@@ -439,7 +442,7 @@ kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int
 {
     if (M <= 0 || N <= 0) return KILN_OK;
     if (K <= 0) {
-        kiln_cpu_gemm_fill_bias(M, N, y, ldy, e);
+        if (!e->accumulate) kiln_cpu_gemm_fill_bias(M, N, y, ldy, e);
         for (int64_t i = 0; i < M && !kiln_cpu_act_is_identity(&e->act); i++)
             kit->act(&e->act, y + i * ldy, y + i * ldy, (size_t)N);
         return KILN_OK;
@@ -449,10 +452,15 @@ kiln_status kiln_cpu_gemm_run(const kiln_cpu_kit *kit, int64_t M, int64_t N, int
         return KILN_ERROR_INVALID_ARGUMENT;
     g.bbuf = workspace;
     g.abuf = workspace ? (float *)((char *)workspace + g.plan.b_bytes) : NULL; /* both packed: no buffer */
-    if (e->bias_kind == KILN_CPU_BIAS_FULL) {
+    if (e->accumulate) {
+        g.prefilled = true; /* Y holds the sum so far */
+    } else if (e->bias_kind == KILN_CPU_BIAS_FULL) {
         kiln_cpu_gemm_fill_bias(M, N, y, ldy, e);
         g.prefilled = true;
     }
+    /* The bf16 paths read whole panels only. */
+    if ((a.packed == KILN_CPU_PACKED_BF16 || b.packed == KILN_CPU_PACKED_BF16) && (a.panel_k || b.panel_k))
+        return KILN_ERROR_INVALID_ARGUMENT;
     if (b.packed == KILN_CPU_PACKED_BF16) return run_bf16(&g, workspace, workspace_size);
     if (a.packed == KILN_CPU_PACKED_BF16) return run_bf16_a(&g, workspace, workspace_size);
     size_t panel = short_a_panel_bytes(kit->mr, M, K, b.packed && !a.packed, SIZE_MAX);

@@ -32,11 +32,11 @@ static void gemm_step_problem(const void *src, int64_t bi, kiln_cpu_gemm_problem
     }
     *out = (kiln_cpu_gemm_problem){
         .M = p->M, .N = p->N, .K = p->K,
-        .a = {A, p->trans_a ? 1 : p->lda, p->trans_a ? p->lda : 1, false},
-        .b = {B, p->trans_b ? 1 : p->ldb, p->trans_b ? p->ldb : 1, p->b_packed},
+        .a = {A, p->trans_a ? 1 : p->lda, p->trans_a ? p->lda : 1, false, 0},
+        .b = {B, p->trans_b ? 1 : p->ldb, p->trans_b ? p->ldb : 1, p->b_packed, 0},
         .y = (float *)outs[0]->data + bi * p->y_batch_stride,
         .ldy = p->ldy,
-        .e = {p->alpha, p->beta, p->bias_kind, bias, p->act, 0},
+        .e = {p->alpha, p->beta, p->bias_kind, bias, p->act, 0, 0},
     };
 }
 

@@ -217,6 +217,9 @@ typedef struct kiln_cpu_operand {
     const float *data;
     int64_t rs, cs;
     uint8_t packed;                 /* 0 strided, 1 f32 panels, KILN_CPU_PACKED_BF16 pair panels */
+    int64_t panel_k;                /* f32 panels: the K they were laid out for, when the product
+                                       runs over a part of it (data at that part's first k, K <=
+                                       panel_k; the tap lists of f32-conv-taps.c); 0: the product's K */
 } kiln_cpu_operand;
 
 /* 32-bit words from one packed panel (MR or NR wide) of an operand to the next: K floats, or
@@ -232,6 +235,8 @@ typedef struct kiln_cpu_epilogue {
     const float *bias;              /* FULL: (M x N) row-major */
     kiln_cpu_act act;
     int64_t ldbias;                 /* FULL: row stride of the bias; 0 means N */
+    uint32_t accumulate;            /* Y += the product (with no bias): one of the products a
+                                       sum over parts of K is split into */
 } kiln_cpu_epilogue;
 
 typedef struct kiln_cpu_gemm_plan {
@@ -308,6 +313,14 @@ size_t kiln_cpu_pixel_rows_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_co
 kiln_status kiln_cpu_pixel_rows_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
                                      const float *w, const float *bias, const float *res, float *y,
                                      kiln_cpu_exec *exec);
+
+/* Convolutions on tap lists (f32-conv-taps.c; params taps = 1: 3-D, and dilated 2-D): the
+   workspace of one task, and the step on the filters w packed as the params say (bias NULL or M
+   floats; res NULL or a tensor of y's shape added before the act). */
+size_t kiln_cpu_conv_taps_workspace(uint32_t mr, uint32_t nr, const kiln_cpu_conv_params *p, size_t l2);
+kiln_status kiln_cpu_conv_taps_step(const kiln_cpu_kit *kit, const kiln_cpu_conv_params *p, const float *x,
+                                    const float *w, const float *bias, const float *res, float *y,
+                                    kiln_cpu_exec *exec);
 
 /* ---- step functions shared by every table, parameterised by the kit ------------------------ */
 kiln_status kiln_cpu_gemm_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,

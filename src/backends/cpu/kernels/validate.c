@@ -156,7 +156,12 @@ static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const ki
         return need_in(io, 1, KILN_DTYPE_F32, bytes);
     }
     int64_t K;
-    KILN_CHECK(!__builtin_mul_overflow(p->C / p->group, taps, &K), BAD);
+    if (p->taps) {
+        /* K = KD * KH * C/group * kw_n, the tap-major filters of f32-conv-taps.c. */
+        KILN_CHECK(mul4(p->KD, p->KH, p->C / p->group, p->kw_n, &K), BAD);
+    } else {
+        KILN_CHECK(!__builtin_mul_overflow(p->C / p->group, taps, &K), BAD);
+    }
     if (p->pixel_rows) {
         /* The pixels are the rows of a panel the kit's row packing transposes, whose width is a
            uint32. */
@@ -172,6 +177,24 @@ static kiln_status validate_conv_weights(const kiln_cpu_conv_params *p, const ki
     return need_in(io, 1, p->bf16 ? KILN_DTYPE_BF16 : KILN_DTYPE_F32, bytes);
 }
 
+/* The fields of tap-list convolutions (f32-conv-taps.c): in their domains with taps, all zero
+   without (as every file written before them has them). The kernel reads input frame
+   od * stride_d - pad_front + kd * dil_d only for the depth taps kiln_window_taps keeps, and
+   input rows the same way per region, so no bound on how the windows sit in X is needed. */
+static kiln_status validate_conv_depth(const kiln_cpu_conv_params *p)
+{
+    const int64_t fields[] = {p->D, p->OD, p->KD, p->stride_d, p->pad_front, p->dil_d, p->kw_lo, p->kw_n};
+    if (!p->taps) {
+        for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) KILN_CHECK(fields[i] == 0, BAD);
+        return KILN_OK;
+    }
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) KILN_CHECK(in_range(fields[i], 0, GEOMETRY_MAX), BAD);
+    KILN_CHECK(p->KD >= 1 && p->stride_d >= 1 && p->dil_d >= 1, BAD);
+    KILN_CHECK(p->kw_lo < p->KW && p->kw_n <= p->KW - p->kw_lo, BAD);
+    KILN_CHECK(p->taps == 1 && !p->depthwise && !p->winograd && !p->pixel_rows && !p->bf16, BAD);
+    return KILN_OK;
+}
+
 kiln_status kiln_cpu_validate_conv(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
 {
     const kiln_cpu_conv_params *p = params;
@@ -184,20 +207,21 @@ kiln_status kiln_cpu_validate_conv(const void *params, const kiln_cpu_step_io *i
     KILN_CHECK(p->has_bias <= 1 && p->depthwise <= 1 && p->winograd <= 1 && p->pixel_rows <= 1 &&
                    p->depthwise + p->winograd <= 1 && p->depthwise + p->pixel_rows <= 1 && p->has_residual <= 1 &&
                    p->bf16 <= 1 && !(p->bf16 && p->depthwise) &&
-                   (!p->has_residual || ((p->winograd || p->pixel_rows) && p->C >= 1)),
+                   (!p->has_residual || ((p->winograd || p->pixel_rows || p->taps) && p->C >= 1)),
                BAD);
     KILN_TRY(check_act(&p->act));
+    KILN_TRY(validate_conv_depth(p));
 
-    int64_t count;
-    KILN_CHECK(mul4(p->N, p->M, p->OH, p->OW, &count), BAD);
+    int64_t count, frames = p->taps ? p->OD : 1, depth = p->taps ? p->D : 1;
+    KILN_CHECK(mul4(p->N, p->M, p->OH, p->OW, &count) && !__builtin_mul_overflow(count, frames, &count), BAD);
     KILN_TRY(out_count_is(io, count));
     /* Every output element reads X (a zero C would leave H and W bounded by nothing); the taps
        are bounded by the filter, which holds M/group x C/group x KH x KW of them. Conv params
        carry no end pads, so nothing more can be said of how the windows sit in X. */
-    KILN_CHECK(count == 0 || (p->C >= 1 && p->H >= 1 && p->W >= 1), BAD);
+    KILN_CHECK(count == 0 || (p->C >= 1 && p->H >= 1 && p->W >= 1 && depth >= 1), BAD);
     KILN_TRY(need_out_f32(io, 0, count));
     if (p->has_residual) KILN_TRY(need_in_f32(io, 3, count));
-    KILN_CHECK(mul4(p->N, p->C, p->H, p->W, &count), BAD);
+    KILN_CHECK(mul4(p->N, p->C, p->H, p->W, &count) && !__builtin_mul_overflow(count, depth, &count), BAD);
     KILN_TRY(need_in_f32(io, 0, count));
     KILN_TRY(validate_conv_weights(p, io, mr, nr));
     if (p->has_bias) KILN_TRY(need_in_f32(io, 2, p->M));

@@ -54,6 +54,7 @@ const char *kiln_ctxbin_v2_step_feature(const kiln_ctx_step *s)
         if (p.pixel_rows) return "a pixel-rows convolution";
         if (p.has_residual) return "a convolution with a residual input";
         if (p.bf16) return "a bf16 convolution";
+        if (p.taps) return "a tap-list convolution";
         return NULL;
     }
     case KILN_CPU_OP_LAYERNORM: {
