@@ -33,7 +33,8 @@
  *   LAYERNORM       in: X, scale, [bias], [residual] out: Y
  *   CHANNEL_AFFINE  in: X, scale[C], shift[C]   out: Y   (inference BatchNorm)
  *   COPY            in: X                       out: Y   (Reshape/Flatten/Identity...)
- *   TRANSPOSE       in: X                       out: Y */
+ *   TRANSPOSE       in: X                       out: Y
+ *   QLINEAR         in: X, W blocks, [bias]     out: Y   (kiln.Linear over ggml blocks) */
 #define KILN_CPU_OP_LIST(X)                                           \
     X(GEMM, 1, "gemm", kiln_cpu_gemm_params)                          \
     X(CONV2D, 2, "conv2d", kiln_cpu_conv_params)                      \
@@ -44,7 +45,8 @@
     X(LAYERNORM, 7, "layernorm", kiln_cpu_layernorm_params)           \
     X(CHANNEL_AFFINE, 8, "channel_affine", kiln_cpu_affine_params)    \
     X(COPY, 9, "copy", kiln_cpu_copy_params)                          \
-    X(TRANSPOSE, 10, "transpose", kiln_cpu_transpose_params)
+    X(TRANSPOSE, 10, "transpose", kiln_cpu_transpose_params)          \
+    X(QLINEAR, 11, "qlinear", kiln_cpu_qlinear_params)
 
 /* Helpers for deriving counts from the lists: one `+ 1` per row, one bit per row's value. */
 #define KILN_CPU_LIST_PLUS_ONE_(name, value, ...) +1
@@ -242,6 +244,17 @@ typedef struct kiln_cpu_transpose_params {
     int64_t in_shape[KILN_CPU_MAX_RANK];
     int64_t perm[KILN_CPU_MAX_RANK];
 } kiln_cpu_transpose_params;
+
+/* Y (M x N) = X (M x K) . W^T + bias, W's N rows kept in the ggml blocks of `dtype` (kiln_dtype:
+ * Q8_0 or Q4_0) exactly as the GGUF stores them, row_size bytes a row (K / 32 blocks): a U8
+ * weight tensor of at least N * row_size bytes. X and Y dense; bias (has_bias) N floats. The
+ * kernels convert each block's quants to f32 and accumulate in f32 (kernels/qlinear-driver.c). */
+typedef struct kiln_cpu_qlinear_params {
+    int64_t M, N, K;
+    int64_t row_size;
+    uint32_t dtype;
+    uint32_t has_bias;
+} kiln_cpu_qlinear_params;
 
 #define KILN_CPU_PARAMS_FIT_(name, value, str, params) \
     _Static_assert(sizeof(params) <= KILN_CPU_PARAMS_SIZE, #params " is larger than a step's params");

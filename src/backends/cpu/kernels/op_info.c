@@ -46,6 +46,8 @@ const kiln_cpu_op_descriptor kiln_cpu_op_info[KILN_CPU_OP_COUNT] = {
     [KILN_CPU_OP_CHANNEL_AFFINE] = {sizeof(kiln_cpu_affine_params), kiln_cpu_validate_affine, NULL, NULL, NULL},
     [KILN_CPU_OP_COPY] = {sizeof(kiln_cpu_copy_params), kiln_cpu_validate_copy, NULL, NULL, NULL},
     [KILN_CPU_OP_TRANSPOSE] = {sizeof(kiln_cpu_transpose_params), kiln_cpu_validate_transpose, NULL, NULL, NULL},
+    /* W's blocks are the GGUF's bytes as they are: the same for every target, never packed */
+    [KILN_CPU_OP_QLINEAR] = {sizeof(kiln_cpu_qlinear_params), kiln_cpu_validate_qlinear, NULL, NULL, NULL},
 };
 
 const kiln_cpu_op_descriptor *kiln_cpu_op_find(uint32_t op)

@@ -19,6 +19,7 @@ kiln_status kiln_cpu_validate_layernorm(const void *params, const kiln_cpu_step_
 kiln_status kiln_cpu_validate_affine(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr);
 kiln_status kiln_cpu_validate_copy(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr);
 kiln_status kiln_cpu_validate_transpose(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr);
+kiln_status kiln_cpu_validate_qlinear(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr);
 
 size_t kiln_cpu_gemm_step_workspace(const kiln_cpu_kernels *k, const void *params, size_t l2);
 size_t kiln_cpu_conv_step_workspace(const kiln_cpu_kernels *k, const void *params, size_t l2);

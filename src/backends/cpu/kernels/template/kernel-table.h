@@ -88,6 +88,7 @@ KIT_STEP(unary_step, kiln_cpu_unary_step)
 KIT_STEP(binary_step, kiln_cpu_binary_step)
 KIT_STEP(affine_step, kiln_cpu_affine_step)
 KIT_STEP(pool2d_step, kiln_cpu_pool2d_step)
+KIT_STEP(qlinear_step, kiln_cpu_qlinear_step)
 #undef KIT_STEP
 
 const kiln_cpu_kernels KILN_CPU_TABLE_NAME = {
@@ -114,5 +115,6 @@ const kiln_cpu_kernels KILN_CPU_TABLE_NAME = {
         [KILN_CPU_OP_CHANNEL_AFFINE] = affine_step,
         [KILN_CPU_OP_COPY] = kiln_cpu_x_copy__generic,
         [KILN_CPU_OP_TRANSPOSE] = kiln_cpu_x_transpose__generic,
+        [KILN_CPU_OP_QLINEAR] = qlinear_step,
     },
 };
