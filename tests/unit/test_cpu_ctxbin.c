@@ -177,6 +177,11 @@ static void scratch_in_workspace(tb_binary *b) { tensor(b, 0, 0, 2)->offset = gr
 static void scratch_misaligned(tb_binary *b) { tensor(b, 0, 0, 2)->offset = 4; }
 static void unknown_kind(tb_binary *b) { tensor(b, 0, 0, 2)->kind = 9; }
 static void unknown_op(tb_binary *b) { step(b, 0, 0, 0)->op = 99; }
+static void v2_qlinear(tb_binary *b)
+{
+    hdr(b)->version = 2;
+    step(b, 0, 0, 0)->op = KILN_CPU_OP_QLINEAR;
+}
 static void too_many_tensors(tb_binary *b) { step(b, 0, 0, 0)->n_inputs = 8; }
 static void step_index(tb_binary *b) { step(b, 0, 0, 0)->tensors[1] = 4; }
 static void reads_unwritten(tb_binary *b) { step(b, 0, 0, 1)->tensors[0] = 1; }
@@ -201,12 +206,13 @@ typedef struct corruption {
 
 static const corruption corruptions[] = {
     {"magic", bad_magic, "bad magic", KILN_ERROR_INCOMPATIBLE},
-    {"version", bad_version, "format version 3; this runtime reads versions 1 to 2", KILN_ERROR_VERSION},
+    {"version", bad_version, "format version 4; this runtime reads versions 1 to 3", KILN_ERROR_VERSION},
     {"old version", old_version, "format version 0", KILN_ERROR_VERSION},
     {"v1 no-strassen", v1_no_strassen, "header: version 1 file holds the no-strassen compile-spec flag", KILN_ERROR_FORMAT},
     {"v1 bf16", v1_bf16_precision, "version 1 file holds precision bf16", KILN_ERROR_FORMAT},
     {"v1 bf16 record", v1_bf16_record, "x86-64-v3: version 1 file holds a record needing AVX512-BF16",
      KILN_ERROR_FORMAT},
+    {"v2 qlinear", v2_qlinear, "version 2 file holds a QLINEAR step", KILN_ERROR_FORMAT},
     {"v1 op change", v1_unary_rms, "step 1 (layernorm): parameters do not match", KILN_ERROR_INCOMPATIBLE},
     {"flags", bad_flags, "header flags", KILN_ERROR_INCOMPATIBLE},
     {"reserved", bad_reserved, "reserved header bytes", KILN_ERROR_INCOMPATIBLE},

@@ -106,6 +106,9 @@ const char *kiln_ctxbin_v2_header_feature(const kiln_ctx_header *h);
 const char *kiln_ctxbin_v2_record_feature(const kiln_ctx_record *r);
 const char *kiln_ctxbin_v2_tensor_feature(const kiln_ctx_tensor *t);
 const char *kiln_ctxbin_v2_step_feature(const kiln_ctx_step *s);
+/* The same for version 3 (QLINEAR steps, op 11): NULL when a version 2 writer could have written
+ * the step. Version 3 changed nothing else, so this is the one version 3 check. */
+const char *kiln_ctxbin_v3_step_feature(const kiln_ctx_step *s);
 
 /* Check the steps of graph g of record r (tensors already checked): ops, tensor references,
  * writes only to scratch or outputs, every scratch tensor and output written before it is read,

@@ -1,4 +1,4 @@
-/* ctxbin_version.c — what a version 1 context binary may hold (docs/format.md, part 2, the
+/* ctxbin_version.c — what a version 1 or 2 context binary may hold (docs/format.md, part 2, the
  * version table).
  *
  * Layer: backends/cpu/rt (internal to the reader, see ctxbin_reader.h). Version 2 is version 1
@@ -6,6 +6,7 @@
  * version 1 files with the version 2 checks. A version 1 writer could not produce any of the
  * version 2 values, though: a version 1 file that holds one is not a file kiln wrote, and is
  * refused as KILN_ERROR_FORMAT rather than read with meanings its writer never gave it.
+ * Version 3 is version 2 plus one op value (QLINEAR), refused the same way in older files.
  */
 #include <string.h>
 
@@ -27,6 +28,11 @@ const char *kiln_ctxbin_v2_record_feature(const kiln_ctx_record *r)
 const char *kiln_ctxbin_v2_tensor_feature(const kiln_ctx_tensor *t)
 {
     return t->dtype == KILN_DTYPE_BF16 ? "a bf16 tensor" : NULL;
+}
+
+const char *kiln_ctxbin_v3_step_feature(const kiln_ctx_step *s)
+{
+    return s->op == KILN_CPU_OP_QLINEAR ? "a QLINEAR step (kiln.Linear over ggml blocks)" : NULL;
 }
 
 const char *kiln_ctxbin_v2_step_feature(const kiln_ctx_step *s)
