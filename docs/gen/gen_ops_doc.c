@@ -171,7 +171,8 @@ static void print_kiln_section(void)
     printf("\n# kiln operators\n\n");
     printf("Ops of kiln's own domain (`%s`), which kiln builds itself (the GGUF importer, docs/llm.md); "
            "their exact semantics are in docs/llm.md \"kiln ops\". Each runs on its portable kernel "
-           "(`src/kernels/portable/`); no `cpu` target lowers them.\n\n",
+           "(`src/kernels/portable/`); every `cpu` target also lowers `Linear` over Q8_0 and Q4_0 weights "
+           "(a QLINEAR step, docs/kernels.md), no other.\n\n",
            KILN_DOMAIN_KILN);
     printf("| op | domain | opset | inputs | outputs | attributes |\n|---|---|---|---|---|---|\n");
     size_t n = 0;
