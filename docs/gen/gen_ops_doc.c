@@ -190,7 +190,8 @@ static void print_kiln_section(void)
     print_domain_section("kiln operators",
                          "Ops of kiln's own domain (`" KILN_DOMAIN_KILN "`), which kiln builds itself (the GGUF "
                          "importer, docs/llm.md); their exact semantics are in docs/llm.md \"kiln ops\". Each runs "
-                         "on its portable kernel (`src/kernels/portable/`); no `cpu` target lowers them.",
+                         "on its portable kernel (`src/kernels/portable/`); every `cpu` target also lowers `Linear` over Q8_0 and "
+                         "Q4_0 weights (a QLINEAR step, docs/kernels.md), no other.",
                          KILN_DOMAIN_KILN);
 }
 

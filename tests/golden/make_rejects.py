@@ -51,7 +51,7 @@ def main(golden, corpus):
     first_offset, = struct.unpack_from("<Q", v2, blocks_offset)
     # (file, bytes, status, why)
     cases = [
-        ("version3.ctxb", put(bytearray(v2), "<I", OFF_VERSION, 3), "KILN_ERROR_VERSION", "a version this build does not read"),
+        ("version4.ctxb", put(bytearray(v2), "<I", OFF_VERSION, 4), "KILN_ERROR_VERSION", "a version this build does not read"),
         ("version0.ctxb", put(bytearray(v2), "<I", OFF_VERSION, 0), "KILN_ERROR_VERSION", "no such version"),
         ("truncated_header.ctxb", bytearray(v2[:100]), "KILN_ERROR_INCOMPATIBLE", "shorter than its header"),
         ("truncated.ctxb", bytearray(v2[:len(v2) // 2 // 8 * 8]), "KILN_ERROR_INCOMPATIBLE",

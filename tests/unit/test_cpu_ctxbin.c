@@ -177,6 +177,26 @@ static void scratch_in_workspace(tb_binary *b) { tensor(b, 0, 0, 2)->offset = gr
 static void scratch_misaligned(tb_binary *b) { tensor(b, 0, 0, 2)->offset = 4; }
 static void unknown_kind(tb_binary *b) { tensor(b, 0, 0, 2)->kind = 9; }
 static void unknown_op(tb_binary *b) { step(b, 0, 0, 0)->op = 99; }
+static void v2_qlinear(tb_binary *b)
+{
+    hdr(b)->version = 2;
+    step(b, 0, 0, 0)->op = KILN_CPU_OP_QLINEAR;
+}
+static void v2_concat(tb_binary *b)
+{
+    hdr(b)->version = 2;
+    step(b, 0, 0, 0)->op = KILN_CPU_OP_CONCAT;
+}
+static void v1_where(tb_binary *b)
+{
+    hdr(b)->version = 1;
+    step(b, 0, 0, 0)->op = KILN_CPU_OP_WHERE;
+}
+static void v2_bool_tensor(tb_binary *b)
+{
+    hdr(b)->version = 2;
+    tensor(b, 0, 0, 2)->dtype = KILN_DTYPE_BOOL;
+}
 static void too_many_tensors(tb_binary *b) { step(b, 0, 0, 0)->n_inputs = 8; }
 static void step_index(tb_binary *b) { step(b, 0, 0, 0)->tensors[1] = 4; }
 static void reads_unwritten(tb_binary *b) { step(b, 0, 0, 1)->tensors[0] = 1; }
@@ -201,12 +221,16 @@ typedef struct corruption {
 
 static const corruption corruptions[] = {
     {"magic", bad_magic, "bad magic", KILN_ERROR_INCOMPATIBLE},
-    {"version", bad_version, "format version 3; this runtime reads versions 1 to 2", KILN_ERROR_VERSION},
+    {"version", bad_version, "format version 4; this runtime reads versions 1 to 3", KILN_ERROR_VERSION},
     {"old version", old_version, "format version 0", KILN_ERROR_VERSION},
     {"v1 no-strassen", v1_no_strassen, "header: version 1 file holds the no-strassen compile-spec flag", KILN_ERROR_FORMAT},
     {"v1 bf16", v1_bf16_precision, "version 1 file holds precision bf16", KILN_ERROR_FORMAT},
     {"v1 bf16 record", v1_bf16_record, "x86-64-v3: version 1 file holds a record needing AVX512-BF16",
      KILN_ERROR_FORMAT},
+    {"v2 qlinear", v2_qlinear, "version 2 file holds a QLINEAR step", KILN_ERROR_FORMAT},
+    {"v2 concat", v2_concat, "version 2 file holds a CONCAT step, which only version 3 writes", KILN_ERROR_FORMAT},
+    {"v1 where", v1_where, "version 1 file holds a WHERE step, which only version 3 writes", KILN_ERROR_FORMAT},
+    {"v2 bool tensor", v2_bool_tensor, "version 2 file holds a bool tensor, which only version 3 writes", KILN_ERROR_FORMAT},
     {"v1 op change", v1_unary_rms, "step 1 (layernorm): parameters do not match", KILN_ERROR_INCOMPATIBLE},
     {"flags", bad_flags, "header flags", KILN_ERROR_INCOMPATIBLE},
     {"reserved", bad_reserved, "reserved header bytes", KILN_ERROR_INCOMPATIBLE},
@@ -305,16 +329,24 @@ static void test_v2_step_features(void)
     EXPECT(strcmp(kiln_ctxbin_v2_step_feature(&s), "a LayerNormalization with a residual input") == 0);
     kiln_ctx_tensor t = {.dtype = KILN_DTYPE_BF16};
     EXPECT(kiln_ctxbin_v2_tensor_feature(&t) != NULL);
-    t.dtype = KILN_DTYPE_BOOL;
-    EXPECT(kiln_ctxbin_v2_tensor_feature(&t) != NULL);
+    t.dtype = KILN_DTYPE_BOOL; /* version 3 */
+    EXPECT(kiln_ctxbin_v2_tensor_feature(&t) == NULL && kiln_ctxbin_v3_tensor_feature(&t) != NULL);
     t.dtype = KILN_DTYPE_F32;
-    EXPECT(kiln_ctxbin_v2_tensor_feature(&t) == NULL);
-    const uint32_t data_ops[] = {KILN_CPU_OP_CONCAT, KILN_CPU_OP_SLICE, KILN_CPU_OP_PAD, KILN_CPU_OP_WHERE};
+    EXPECT(kiln_ctxbin_v2_tensor_feature(&t) == NULL && kiln_ctxbin_v3_tensor_feature(&t) == NULL);
+    const uint32_t v3_ops[] = {KILN_CPU_OP_CONCAT, KILN_CPU_OP_SLICE, KILN_CPU_OP_PAD, KILN_CPU_OP_WHERE,
+                               KILN_CPU_OP_QLINEAR};
     memset(s.params, 0, sizeof s.params);
-    for (size_t i = 0; i < sizeof data_ops / sizeof data_ops[0]; i++) {
-        s.op = data_ops[i];
-        EXPECT(kiln_ctxbin_v2_step_feature(&s) != NULL);
+    for (size_t i = 0; i < sizeof v3_ops / sizeof v3_ops[0]; i++) {
+        s.op = v3_ops[i];
+        EXPECT(kiln_ctxbin_v2_step_feature(&s) == NULL && kiln_ctxbin_v3_step_feature(&s) != NULL);
     }
+    kiln_cpu_conv_params taps;
+    memset(&taps, 0, sizeof taps);
+    taps.taps = 1;
+    s.op = KILN_CPU_OP_CONV2D;
+    memcpy(s.params, &taps, sizeof taps);
+    EXPECT(kiln_ctxbin_v2_step_feature(&s) == NULL);
+    EXPECT(strcmp(kiln_ctxbin_v3_step_feature(&s), "a tap-list convolution") == 0);
 }
 
 static void test_corruptions(void)

@@ -68,7 +68,7 @@ static void test_describe(void)
     ((kiln_ctx_header *)b.data)->version = KILN_CTX_VERSION + 1;
     EXPECT_STATUS(kiln_cpu_ctxbin_describe(b.data, b.size, kiln_allocator_default(), &d, err, sizeof err),
                   KILN_ERROR_VERSION);
-    EXPECT(strstr(err, "context binary: format version 3") == err);
+    EXPECT(strstr(err, "context binary: format version 4") == err);
     EXPECT(d.records == NULL && d.n_records == 0);
     EXPECT_STATUS(kiln_cpu_aot_scratch_info(b.data, b.size, &need, &group), KILN_ERROR_INCOMPATIBLE);
     free(b.data);

@@ -29,8 +29,8 @@
 #include "core/hash.h"
 
 #define KILN_CTX_MAGIC "KILNCTXB"
-#define KILN_CTX_VERSION 2u          /* what this build writes */
-#define KILN_CTX_VERSION_MIN 1u      /* oldest version it reads (a subset of version 2) */
+#define KILN_CTX_VERSION 3u          /* what this build writes */
+#define KILN_CTX_VERSION_MIN 1u      /* oldest version it reads (each version a subset of the next) */
 #define KILN_CTX_HEADER_SIZE 128u
 #define KILN_CTX_TARGET_NAME_MAX 32
 

@@ -38,7 +38,8 @@
  *                                                         input already in its place is skipped)
  *   SLICE           in: X                       out: Y   (strided gather: Slice, Split)
  *   PAD             in: X                       out: Y   (constant, reflect, edge)
- *   WHERE           in: cond (bool), A, B       out: Y   (broadcast by strides) */
+ *   WHERE           in: cond (bool), A, B       out: Y   (broadcast by strides)
+ *   QLINEAR         in: X, W blocks, [bias]     out: Y   (kiln.Linear over ggml blocks) */
 #define KILN_CPU_OP_LIST(X)                                           \
     X(GEMM, 1, "gemm", kiln_cpu_gemm_params)                          \
     X(CONV2D, 2, "conv2d", kiln_cpu_conv_params)                      \
@@ -53,7 +54,8 @@
     X(CONCAT, 11, "concat", kiln_cpu_concat_params)                   \
     X(SLICE, 12, "slice", kiln_cpu_slice_params)                      \
     X(PAD, 13, "pad", kiln_cpu_pad_params)                            \
-    X(WHERE, 14, "where", kiln_cpu_where_params)
+    X(WHERE, 14, "where", kiln_cpu_where_params)                      \
+    X(QLINEAR, 15, "qlinear", kiln_cpu_qlinear_params)
 
 /* Helpers for deriving counts from the lists: one `+ 1` per row, one bit per row's value. */
 #define KILN_CPU_LIST_PLUS_ONE_(name, value, ...) +1
@@ -317,6 +319,17 @@ typedef struct kiln_cpu_where_params {
     int64_t a_strides[KILN_CPU_WHERE_MAX_RANK];
     int64_t b_strides[KILN_CPU_WHERE_MAX_RANK];
 } kiln_cpu_where_params;
+
+/* Y (M x N) = X (M x K) . W^T + bias, W's N rows kept in the ggml blocks of `dtype` (kiln_dtype:
+ * Q8_0 or Q4_0) exactly as the GGUF stores them, row_size bytes a row (K / 32 blocks): a U8
+ * weight tensor of at least N * row_size bytes. X and Y dense; bias (has_bias) N floats. The
+ * kernels convert each block's quants to f32 and accumulate in f32 (kernels/qlinear-driver.c). */
+typedef struct kiln_cpu_qlinear_params {
+    int64_t M, N, K;
+    int64_t row_size;
+    uint32_t dtype;
+    uint32_t has_bias;
+} kiln_cpu_qlinear_params;
 
 #define KILN_CPU_PARAMS_FIT_(name, value, str, params) \
     _Static_assert(sizeof(params) <= KILN_CPU_PARAMS_SIZE, #params " is larger than a step's params");

@@ -121,8 +121,9 @@ bool aot_describe(const kiln_node *node, const kiln_tensor *const *in, const kil
 {
     memset(d, 0, sizeof *d);
     if (!node || !node->op || node->n_outputs < 1 || node->n_inputs < 1) return false;
-    /* The table holds ONNX op names: a node of another domain (kiln.RMSNorm) is another op. */
-    if (!kiln_domain_is_onnx(node->domain)) return false;
+    /* The table holds ONNX op names: a node of another domain (kiln.RMSNorm) is another op,
+       kiln's own described apart. */
+    if (!kiln_domain_is_onnx(node->domain)) return aot_describe_kiln(node, in, out, d);
     const op_entry *e = find_op(node->op);
     /* The input that must be f32: Where's input 0 is its bool condition. Every output of a Split
        may be used: it is one step per output. */

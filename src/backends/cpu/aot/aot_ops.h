@@ -73,6 +73,7 @@ typedef union aot_params {
     kiln_cpu_slice_params slice;
     kiln_cpu_pad_params pad;
     kiln_cpu_where_params where;
+    kiln_cpu_qlinear_params qlinear;
     uint8_t bytes[KILN_CPU_PARAMS_SIZE];
 } aot_params;
 
@@ -113,6 +114,11 @@ bool aot_describe_reduce_mean(const kiln_node *node, const kiln_tensor *const *i
 bool aot_describe_copy(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y, aot_step_desc *d);
 bool aot_describe_transpose(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
                             aot_step_desc *d);
+
+/* Nodes of domain KILN_DOMAIN_KILN (aot_ops_qlinear.c): kiln.Linear over Q8_0 / Q4_0 blocks.
+ * The dispatcher's checks are its own here: its weight is not f32. */
+bool aot_describe_kiln(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *const *out,
+                       aot_step_desc *d);
 
 /* ---- shared helpers (aot_ops.c) ---- */
 /* Input i of node, NULL when absent or beyond n_inputs. */

@@ -24,7 +24,10 @@ static kiln_status read_header(const void *data, size_t size, kiln_ctx_header *h
 {
     KILN_CHECK(data && (uintptr_t)data % 8 == 0 && size >= KILN_CTX_HEADER_SIZE, KILN_ERROR_INCOMPATIBLE);
     memcpy(h, data, sizeof *h);
-    KILN_CHECK(memcmp(h->magic, KILN_CTX_MAGIC, 8) == 0 && h->version == KILN_CTX_VERSION && h->file_size == size,
+    /* Every version this build reads has this header (programs written by an older build keep
+       getting their group size). */
+    KILN_CHECK(memcmp(h->magic, KILN_CTX_MAGIC, 8) == 0 && h->version >= KILN_CTX_VERSION_MIN &&
+                   h->version <= KILN_CTX_VERSION && h->file_size == size,
                KILN_ERROR_INCOMPATIBLE);
     return KILN_OK;
 }

@@ -132,6 +132,19 @@ typedef void (*kiln_cpu_wino_out_fn)(const kiln_cpu_conv_params *p, const float 
                                      int64_t rows, int64_t t0, int64_t live, const float *bias, const float *res,
                                      float *y);
 
+/* A few rows of a kiln.Linear whose weights are ggml blocks (QLINEAR steps): for r < rows and
+ * i < m (1 <= rows <= KILN_CPU_QDOT_ROWS, 1 <= m <= KILN_CPU_QDOT_M, n_blocks >= 1)
+ *   y[i * ldy + r] = (bias ? bias[r] : 0) + sum_b d(r, b) * sum_j q(r, b, j) * x[i * ldx + 32 b + j]
+ * over the n_blocks 32-element blocks of row r (at w + r * row_size, any alignment): each block's
+ * quants converted to f32 and multiplied with the f32 activations, f32 accumulators. One
+ * function per block type (q8_0_dot, q4_0_dot). Rows several at a time so that an X block is
+ * loaded once for all of them, and m rows of X so that a weight block is converted once for
+ * every one (decode: m = 1, streaming the weights). */
+#define KILN_CPU_QDOT_ROWS 4u
+#define KILN_CPU_QDOT_M 4u
+typedef void (*kiln_cpu_qdot_fn)(const uint8_t *w, size_t row_size, size_t rows, size_t n_blocks, const float *x,
+                                 size_t ldx, size_t m, const float *bias, float *y, size_t ldy);
+
 typedef struct kiln_cpu_kit {
     uint32_t mr, nr;                /* GEMM register tile = packing layout of weights */
     kiln_cpu_gemm_ukernel gemm;
@@ -148,6 +161,7 @@ typedef struct kiln_cpu_kit {
     kiln_cpu_gemm_bf16_ukernel gemm_bf16;   /* NULL: the table runs no bf16 weights */
     kiln_cpu_bf16_pairs_fn bf16_pairs;      /* with gemm_bf16 */
     kiln_cpu_bf16_row_fn bf16_row;          /* with gemm_bf16 */
+    kiln_cpu_qdot_fn q8_0_dot, q4_0_dot;    /* QLINEAR over Q8_0 / Q4_0 blocks */
 } kiln_cpu_kit;
 
 /* The designated initialisers of every kit slot but the tile, the GEMM microkernels and the
@@ -158,7 +172,7 @@ typedef struct kiln_cpu_kit {
     .act = FN(f32_vact), .binary = FN(f32_vbinary), .scale_shift = FN(f32_vscaleshift),          \
     .dwconv = FN(f32_dwconv2d), .maxpool = FN(f32_maxpool2d), .im2col = FN(f32_im2col),          \
     .pack_rows = FN(f32_pack_rows), .pack_rows_sum = FN(f32_pack_rows_sum), .wino_in = FN(f32_wino_in), \
-    .wino_out = FN(f32_wino_out)
+    .wino_out = FN(f32_wino_out), .q8_0_dot = FN(q8_0_dot), .q4_0_dot = FN(q4_0_dot)
 
 /* Keeps the first failure of a step's tasks in *status (which starts as KILN_OK). */
 static inline void kiln_cpu_record_failure(atomic_int *status, kiln_status st)
@@ -334,6 +348,9 @@ kiln_status kiln_cpu_binary_step(const kiln_cpu_kit *kit, const void *params, co
 kiln_status kiln_cpu_affine_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
                                  kiln_tensor *const *out, kiln_cpu_exec *exec);
 /* In generic/f32-pool2d-generic.c: max pools run the kit's rows, average pools plain C. */
+/* qlinear-driver.c: kiln.Linear over ggml blocks, output columns split over the threads. */
+kiln_status kiln_cpu_qlinear_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
+                                  kiln_tensor *const *out, kiln_cpu_exec *exec);
 kiln_status kiln_cpu_pool2d_step(const kiln_cpu_kit *kit, const void *params, const kiln_tensor *const *in,
                                  kiln_tensor *const *out, kiln_cpu_exec *exec);
 

@@ -50,6 +50,8 @@ const kiln_cpu_op_descriptor kiln_cpu_op_info[KILN_CPU_OP_COUNT] = {
     [KILN_CPU_OP_SLICE] = {sizeof(kiln_cpu_slice_params), kiln_cpu_validate_slice, NULL, NULL, NULL},
     [KILN_CPU_OP_PAD] = {sizeof(kiln_cpu_pad_params), kiln_cpu_validate_pad, NULL, NULL, NULL},
     [KILN_CPU_OP_WHERE] = {sizeof(kiln_cpu_where_params), kiln_cpu_validate_where, NULL, NULL, NULL},
+    /* W's blocks are the GGUF's bytes as they are: the same for every target, never packed */
+    [KILN_CPU_OP_QLINEAR] = {sizeof(kiln_cpu_qlinear_params), kiln_cpu_validate_qlinear, NULL, NULL, NULL},
 };
 
 const kiln_cpu_op_descriptor *kiln_cpu_op_find(uint32_t op)

@@ -383,3 +383,24 @@ kiln_status kiln_cpu_step_validate(uint32_t op, const void *params, const kiln_t
     kiln_cpu_step_io io = {in, n_in, in_sizes, out, n_out, out_sizes};
     return info->validate(params, &io, mr, nr);
 }
+
+/* QLINEAR: W is U8 bytes holding N rows of K / 32 blocks of a type the kits dot (Q8_0, Q4_0);
+   row_size must be that type's, so the kernels' block walk ends where the row does. */
+kiln_status kiln_cpu_validate_qlinear(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
+{
+    const kiln_cpu_qlinear_params *p = params;
+    KILN_CHECK(p->dtype == KILN_DTYPE_Q8_0 || p->dtype == KILN_DTYPE_Q4_0, BAD);
+    KILN_CHECK(p->has_bias <= 1, BAD);
+    KILN_CHECK(in_range(p->M, 0, COUNT_MAX) && in_range(p->N, 0, COUNT_MAX) && in_range(p->K, 0, COUNT_MAX), BAD);
+    size_t row_size;
+    KILN_CHECK(kiln_dtype_row_size((kiln_dtype)p->dtype, p->K, &row_size) == KILN_OK && (int64_t)row_size == p->row_size,
+               BAD);
+    int64_t count, x_count, w_bytes;
+    KILN_CHECK(mul3(p->M, p->N, 1, &count) && mul3(p->M, p->K, 1, &x_count) && mul3(p->N, p->row_size, 1, &w_bytes),
+               BAD);
+    KILN_TRY(out_count_is(io, count));
+    KILN_TRY(need_in_f32(io, 0, x_count));
+    KILN_TRY(need_in(io, 1, KILN_DTYPE_U8, (uint64_t)w_bytes));
+    if (p->has_bias) KILN_TRY(need_in_f32(io, 2, p->N));
+    return need_out_f32(io, 0, count);
+}

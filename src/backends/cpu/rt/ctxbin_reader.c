@@ -242,6 +242,14 @@ static kiln_status check_graph(reader *rd, const kiln_ctx_record *r, const kiln_
         const char *v2 = kiln_ctxbin_v2_step_feature(&steps[i]);
         if (v2) return reject_v2_feature(rd, where, v2);
     }
+    for (uint32_t i = 0; b->header->version < 3 && i < g->n_tensors + g->n_steps; i++) {
+        const char *v3 = i < g->n_tensors ? kiln_ctxbin_v3_tensor_feature(&tensors[i])
+                                          : kiln_ctxbin_v3_step_feature(&steps[i - g->n_tensors]);
+        if (v3)
+            return kiln_ctxbin_reject_as(KILN_ERROR_FORMAT, rd->message, rd->message_size,
+                                         "%s: version %u file holds %s, which only version 3 writes", where,
+                                         b->header->version, v3);
+    }
     return kiln_ctxbin_check_steps(b, r, g, rd->allocator, rd->message, rd->message_size);
 }
 

@@ -106,6 +106,10 @@ const char *kiln_ctxbin_v2_header_feature(const kiln_ctx_header *h);
 const char *kiln_ctxbin_v2_record_feature(const kiln_ctx_record *r);
 const char *kiln_ctxbin_v2_tensor_feature(const kiln_ctx_tensor *t);
 const char *kiln_ctxbin_v2_step_feature(const kiln_ctx_step *s);
+/* The same for version 3 (the CONCAT, SLICE, PAD, WHERE and QLINEAR steps, tap-list
+ * convolutions, bool tensors): NULL when a version 2 writer could have written it. */
+const char *kiln_ctxbin_v3_step_feature(const kiln_ctx_step *s);
+const char *kiln_ctxbin_v3_tensor_feature(const kiln_ctx_tensor *t);
 
 /* Check the steps of graph g of record r (tensors already checked): ops, tensor references,
  * writes only to scratch or outputs, every scratch tensor and output written before it is read,

@@ -1,4 +1,4 @@
-/* ctxbin_version.c — what a version 1 context binary may hold (docs/format.md, part 2, the
+/* ctxbin_version.c — what a version 1 or 2 context binary may hold (docs/format.md, part 2, the
  * version table).
  *
  * Layer: backends/cpu/rt (internal to the reader, see ctxbin_reader.h). Version 2 is version 1
@@ -6,6 +6,8 @@
  * version 1 files with the version 2 checks. A version 1 writer could not produce any of the
  * version 2 values, though: a version 1 file that holds one is not a file kiln wrote, and is
  * refused as KILN_ERROR_FORMAT rather than read with meanings its writer never gave it.
+ * Version 3 is version 2 plus the op values CONCAT, SLICE, PAD, WHERE and QLINEAR, tap-list
+ * convolutions and bool tensors, refused the same way in older files.
  */
 #include <string.h>
 
@@ -26,7 +28,28 @@ const char *kiln_ctxbin_v2_record_feature(const kiln_ctx_record *r)
 
 const char *kiln_ctxbin_v2_tensor_feature(const kiln_ctx_tensor *t)
 {
-    if (t->dtype == KILN_DTYPE_BF16) return "a bf16 tensor";
+    return t->dtype == KILN_DTYPE_BF16 ? "a bf16 tensor" : NULL;
+}
+
+const char *kiln_ctxbin_v3_step_feature(const kiln_ctx_step *s)
+{
+    switch (s->op) {
+    case KILN_CPU_OP_QLINEAR: return "a QLINEAR step (kiln.Linear over ggml blocks)";
+    case KILN_CPU_OP_CONCAT: return "a CONCAT step";
+    case KILN_CPU_OP_SLICE: return "a SLICE step";
+    case KILN_CPU_OP_PAD: return "a PAD step";
+    case KILN_CPU_OP_WHERE: return "a WHERE step";
+    case KILN_CPU_OP_CONV2D: {
+        kiln_cpu_conv_params p;
+        memcpy(&p, s->params, sizeof p);
+        return p.taps ? "a tap-list convolution" : NULL;
+    }
+    default: return NULL;
+    }
+}
+
+const char *kiln_ctxbin_v3_tensor_feature(const kiln_ctx_tensor *t)
+{
     return t->dtype == KILN_DTYPE_BOOL ? "a bool tensor" : NULL;
 }
 
@@ -54,7 +77,6 @@ const char *kiln_ctxbin_v2_step_feature(const kiln_ctx_step *s)
         if (p.pixel_rows) return "a pixel-rows convolution";
         if (p.has_residual) return "a convolution with a residual input";
         if (p.bf16) return "a bf16 convolution";
-        if (p.taps) return "a tap-list convolution";
         return NULL;
     }
     case KILN_CPU_OP_LAYERNORM: {
@@ -64,10 +86,6 @@ const char *kiln_ctxbin_v2_step_feature(const kiln_ctx_step *s)
         if (p.has_residual) return "a LayerNormalization with a residual input";
         return NULL;
     }
-    case KILN_CPU_OP_CONCAT: return "a CONCAT step";
-    case KILN_CPU_OP_SLICE: return "a SLICE step";
-    case KILN_CPU_OP_PAD: return "a PAD step";
-    case KILN_CPU_OP_WHERE: return "a WHERE step";
     default: return NULL; /* the other ops' parameters are as version 1 wrote them */
     }
 }

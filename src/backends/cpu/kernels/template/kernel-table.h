@@ -88,6 +88,7 @@ KIT_STEP(unary_step, kiln_cpu_unary_step)
 KIT_STEP(binary_step, kiln_cpu_binary_step)
 KIT_STEP(affine_step, kiln_cpu_affine_step)
 KIT_STEP(pool2d_step, kiln_cpu_pool2d_step)
+KIT_STEP(qlinear_step, kiln_cpu_qlinear_step)
 #undef KIT_STEP
 
 const kiln_cpu_kernels KILN_CPU_TABLE_NAME = {
@@ -118,5 +119,6 @@ const kiln_cpu_kernels KILN_CPU_TABLE_NAME = {
         [KILN_CPU_OP_SLICE] = kiln_cpu_x_slice__generic,
         [KILN_CPU_OP_PAD] = kiln_cpu_f32_pad__generic,
         [KILN_CPU_OP_WHERE] = kiln_cpu_f32_where__generic,
+        [KILN_CPU_OP_QLINEAR] = qlinear_step,
     },
 };

@@ -29,6 +29,10 @@ void KILN_CPU_KIT_FN(f32_wino_in)(const kiln_cpu_conv_params *p, const float *x,
 void KILN_CPU_KIT_FN(f32_wino_out)(const kiln_cpu_conv_params *p, const float *m, size_t m_stride, int64_t ldm,
                                    int64_t rows, int64_t t0, int64_t live, const float *bias, const float *res,
                                    float *y);
+void KILN_CPU_KIT_FN(q8_0_dot)(const uint8_t *w, size_t row_size, size_t rows, size_t n_blocks, const float *x,
+                               size_t ldx, size_t m, const float *bias, float *y, size_t ldy);
+void KILN_CPU_KIT_FN(q4_0_dot)(const uint8_t *w, size_t row_size, size_t rows, size_t n_blocks, const float *x,
+                               size_t ldx, size_t m, const float *bias, float *y, size_t ldy);
 kiln_status KILN_CPU_KIT_FN(f32_softmax)(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                          kiln_cpu_exec *exec);
 kiln_status KILN_CPU_KIT_FN(f32_layernorm)(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
