@@ -39,7 +39,8 @@
  *   SLICE           in: X                       out: Y   (strided gather: Slice, Split)
  *   PAD             in: X                       out: Y   (constant, reflect, edge)
  *   WHERE           in: cond (bool), A, B       out: Y   (broadcast by strides)
- *   QLINEAR         in: X, W blocks, [bias]     out: Y   (kiln.Linear over ggml blocks) */
+ *   QLINEAR         in: X, W blocks, [bias]     out: Y   (kiln.Linear over ggml blocks)
+ *   EMBED           in: W rows, ids             out: Y   (kiln.Embed: rows of W by id) */
 #define KILN_CPU_OP_LIST(X)                                           \
     X(GEMM, 1, "gemm", kiln_cpu_gemm_params)                          \
     X(CONV2D, 2, "conv2d", kiln_cpu_conv_params)                      \
@@ -55,7 +56,8 @@
     X(SLICE, 12, "slice", kiln_cpu_slice_params)                      \
     X(PAD, 13, "pad", kiln_cpu_pad_params)                            \
     X(WHERE, 14, "where", kiln_cpu_where_params)                      \
-    X(QLINEAR, 15, "qlinear", kiln_cpu_qlinear_params)
+    X(QLINEAR, 15, "qlinear", kiln_cpu_qlinear_params)                \
+    X(EMBED, 16, "embed", kiln_cpu_embed_params)
 
 /* Helpers for deriving counts from the lists: one `+ 1` per row, one bit per row's value. */
 #define KILN_CPU_LIST_PLUS_ONE_(name, value, ...) +1
@@ -330,6 +332,18 @@ typedef struct kiln_cpu_qlinear_params {
     uint32_t dtype;
     uint32_t has_bias;
 } kiln_cpu_qlinear_params;
+
+/* Y (count x D) = the rows ids[t] of W (V x D), decoded to f32: W's rows kept in `dtype`
+ * (kiln_dtype: Q8_0, Q4_0, or F32) exactly as the model stores them, row_size bytes a row, a U8
+ * weight tensor of at least V * row_size bytes; ids `count` integers of id_dtype (I32 or I64).
+ * An id outside [0, V) fails the step with KILN_ERROR_INVALID_VALUE, as the portable kiln.Embed
+ * does. A tied classifier's QLINEAR reads the same W tensor (kernels/generic/x-embed-generic.c). */
+typedef struct kiln_cpu_embed_params {
+    int64_t V, D, count;
+    int64_t row_size;
+    uint32_t dtype;
+    uint32_t id_dtype;
+} kiln_cpu_embed_params;
 
 #define KILN_CPU_PARAMS_FIT_(name, value, str, params) \
     _Static_assert(sizeof(params) <= KILN_CPU_PARAMS_SIZE, #params " is larger than a step's params");

@@ -74,6 +74,7 @@ typedef union aot_params {
     kiln_cpu_pad_params pad;
     kiln_cpu_where_params where;
     kiln_cpu_qlinear_params qlinear;
+    kiln_cpu_embed_params embed;
     uint8_t bytes[KILN_CPU_PARAMS_SIZE];
 } aot_params;
 
@@ -115,8 +116,10 @@ bool aot_describe_copy(const kiln_node *node, const kiln_tensor *const *in, cons
 bool aot_describe_transpose(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *y,
                             aot_step_desc *d);
 
-/* Nodes of domain KILN_DOMAIN_KILN (aot_ops_qlinear.c): kiln.Linear over Q8_0 / Q4_0 blocks.
- * The dispatcher's checks are its own here: its weight is not f32. */
+/* Nodes of domain KILN_DOMAIN_KILN (aot_ops_qlinear.c): kiln.Linear over Q8_0 / Q4_0 blocks
+ * (QLINEAR) and kiln.Embed of Q8_0 / Q4_0 / F32 rows (EMBED), both recording the weight's bytes
+ * as they are, so a classifier tied to the embedding is one tensor of the context binary.
+ * The dispatcher's checks are its own here: their weights are not f32, Embed's input 0 is W. */
 bool aot_describe_kiln(const kiln_node *node, const kiln_tensor *const *in, const kiln_tensor *const *out,
                        aot_step_desc *d);
 

@@ -368,6 +368,9 @@ kiln_status kiln_cpu_f32_pad__generic(const void *params, const kiln_tensor *con
                                       kiln_cpu_exec *exec);
 kiln_status kiln_cpu_f32_where__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
                                         kiln_cpu_exec *exec);
+/* In generic/x-embed-generic.c: the rows of W by id, decoded to f32. */
+kiln_status kiln_cpu_x_embed__generic(const void *params, const kiln_tensor *const *in, kiln_tensor *const *out,
+                                      kiln_cpu_exec *exec);
 
 /* True for activations that leave every value unchanged. */
 static inline bool kiln_cpu_act_is_identity(const kiln_cpu_act *act)

@@ -52,6 +52,8 @@ const kiln_cpu_op_descriptor kiln_cpu_op_info[KILN_CPU_OP_COUNT] = {
     [KILN_CPU_OP_WHERE] = {sizeof(kiln_cpu_where_params), kiln_cpu_validate_where, NULL, NULL, NULL},
     /* W's blocks are the GGUF's bytes as they are: the same for every target, never packed */
     [KILN_CPU_OP_QLINEAR] = {sizeof(kiln_cpu_qlinear_params), kiln_cpu_validate_qlinear, NULL, NULL, NULL},
+    /* W's rows too: a tied classifier's QLINEAR reads the same tensor */
+    [KILN_CPU_OP_EMBED] = {sizeof(kiln_cpu_embed_params), kiln_cpu_validate_embed, NULL, NULL, NULL},
 };
 
 const kiln_cpu_op_descriptor *kiln_cpu_op_find(uint32_t op)

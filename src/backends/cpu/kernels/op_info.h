@@ -24,6 +24,7 @@ kiln_status kiln_cpu_validate_concat(const void *params, const kiln_cpu_step_io 
 kiln_status kiln_cpu_validate_slice(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr);
 kiln_status kiln_cpu_validate_pad(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr);
 kiln_status kiln_cpu_validate_where(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr);
+kiln_status kiln_cpu_validate_embed(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr);
 /* In validate.c. */
 kiln_status kiln_cpu_validate_qlinear(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr);
 

@@ -97,3 +97,25 @@ kiln_status kiln_cpu_validate_where(const void *params, const kiln_cpu_step_io *
     KILN_TRY(need_in_f32(io, 2, extent));
     return need_out_f32(io, 0, count);
 }
+
+/* EMBED: W is U8 bytes of V rows of a type the step decodes (Q8_0, Q4_0, F32) whose row_size is
+   that type's for D, the ids `count` integers of id_dtype. Ids themselves are checked by the
+   kernel: they are input data. */
+kiln_status kiln_cpu_validate_embed(const void *params, const kiln_cpu_step_io *io, uint32_t mr, uint32_t nr)
+{
+    const kiln_cpu_embed_params *p = params;
+    KILN_CHECK(p->dtype == KILN_DTYPE_Q8_0 || p->dtype == KILN_DTYPE_Q4_0 || p->dtype == KILN_DTYPE_F32, BAD);
+    KILN_CHECK(p->id_dtype == KILN_DTYPE_I32 || p->id_dtype == KILN_DTYPE_I64, BAD);
+    KILN_CHECK(in_range(p->V, 0, COUNT_MAX) && in_range(p->D, 0, COUNT_MAX) && in_range(p->count, 0, COUNT_MAX), BAD);
+    size_t row_size;
+    KILN_CHECK(kiln_dtype_row_size((kiln_dtype)p->dtype, p->D, &row_size) == KILN_OK && (int64_t)row_size == p->row_size,
+               BAD);
+    int64_t count, w_bytes, id_bytes;
+    KILN_CHECK(mul3(p->count, p->D, 1, &count) && mul3(p->V, p->row_size, 1, &w_bytes) &&
+                   mul3(p->count, (int64_t)kiln_dtype_size((kiln_dtype)p->id_dtype), 1, &id_bytes),
+               BAD);
+    KILN_TRY(out_count_is(io, count));
+    KILN_TRY(need_in(io, 0, KILN_DTYPE_U8, (uint64_t)w_bytes));
+    KILN_TRY(need_in(io, 1, (int)p->id_dtype, (uint64_t)id_bytes));
+    return need_out_f32(io, 0, count);
+}

@@ -6,7 +6,7 @@
  * version 1 files with the version 2 checks. A version 1 writer could not produce any of the
  * version 2 values, though: a version 1 file that holds one is not a file kiln wrote, and is
  * refused as KILN_ERROR_FORMAT rather than read with meanings its writer never gave it.
- * Version 3 is version 2 plus the op values CONCAT, SLICE, PAD, WHERE and QLINEAR, tap-list
+ * Version 3 is version 2 plus the op values CONCAT, SLICE, PAD, WHERE, QLINEAR and EMBED, tap-list
  * convolutions and bool tensors, refused the same way in older files.
  */
 #include <string.h>
@@ -35,6 +35,7 @@ const char *kiln_ctxbin_v3_step_feature(const kiln_ctx_step *s)
 {
     switch (s->op) {
     case KILN_CPU_OP_QLINEAR: return "a QLINEAR step (kiln.Linear over ggml blocks)";
+    case KILN_CPU_OP_EMBED: return "an EMBED step (kiln.Embed)";
     case KILN_CPU_OP_CONCAT: return "a CONCAT step";
     case KILN_CPU_OP_SLICE: return "a SLICE step";
     case KILN_CPU_OP_PAD: return "a PAD step";

@@ -26,7 +26,7 @@
  * Layer: backends/cpu/kernels (template; instantiated once per ISA directory, never compiled
  * alone). Every table has this one layout: GEMM, CONV2D, POOL2D, UNARY, BINARY and
  * CHANNEL_AFFINE run the shared drivers (kernel_kit.h) on the kit; SOFTMAX and LAYERNORM are
- * whole steps of the ISA; COPY and TRANSPOSE are the generic steps in every table (memory-bound
+ * whole steps of the ISA; COPY, TRANSPOSE and EMBED are the generic steps in every table (memory-bound
  * or rare: no ISA variant). Keeping the layout here means a table differs from another only by
  * its kit and these macros, and a slot a new ISA leaves out is the generic one, never NULL.
  */
@@ -120,5 +120,6 @@ const kiln_cpu_kernels KILN_CPU_TABLE_NAME = {
         [KILN_CPU_OP_PAD] = kiln_cpu_f32_pad__generic,
         [KILN_CPU_OP_WHERE] = kiln_cpu_f32_where__generic,
         [KILN_CPU_OP_QLINEAR] = qlinear_step,
+        [KILN_CPU_OP_EMBED] = kiln_cpu_x_embed__generic,
     },
 };
