@@ -58,7 +58,7 @@ static void walk(const kiln_ctxbin *b)
             for (uint32_t i = 0; i < graphs[g].n_steps; i++)
                 for (uint32_t j = 0; j < (uint32_t)s[i].n_inputs + s[i].n_outputs; j++)
                     if (s[i].tensors[j] >= 0) acc += t[s[i].tensors[j]].size;
-            acc += (uint64_t)kiln_ctxbin_find_graph(b, rec, "forward");
+            acc += (uint64_t)kiln_ctxbin_find_graph(b, rec, "forward", "cpu_partition_0");
         }
     }
     sink = acc;

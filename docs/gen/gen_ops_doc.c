@@ -191,7 +191,8 @@ static void print_kiln_section(void)
                          "Ops of kiln's own domain (`" KILN_DOMAIN_KILN "`), which kiln builds itself (the GGUF "
                          "importer, docs/llm.md); their exact semantics are in docs/llm.md \"kiln ops\". Each runs "
                          "on its portable kernel (`src/kernels/portable/`); every `cpu` target also lowers `Linear` over Q8_0 and "
-                         "Q4_0 weights (a QLINEAR step, docs/kernels.md), no other.",
+                         "Q4_0 weights (a QLINEAR step, docs/kernels.md) and `Embed` over Q8_0, Q4_0 and F32 rows (an "
+                         "EMBED step), no other.",
                          KILN_DOMAIN_KILN);
 }
 

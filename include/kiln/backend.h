@@ -107,6 +107,10 @@ typedef struct kiln_backend_init_args {
     /* The runtime's services (scratch groups, stats), never NULL; valid for the whole process.
        New in ABI version 3. */
     const kiln_runtime_services *runtime;
+    /* The delegate instruction's name (the compiler names them `<backend>_partition_<i>`), or
+       NULL: a payload serving several delegate calls of one method (their partitions share a
+       weight) tells its graphs apart by it. A backend reads it only when struct_size covers it. */
+    const char *delegate_name;
 } kiln_backend_init_args;
 
 typedef struct kiln_backend {

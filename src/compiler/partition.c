@@ -327,6 +327,86 @@ static kiln_status find_all(kiln_ir_graph *graphs, const kiln_compile_method *me
     return KILN_OK;
 }
 
+/* Partitions reading one constant of at least SHARED_CONSTANT_MIN bytes are compiled into one
+   payload. A tied LLM classifier is the case: the token embedding (the Embed partition, first)
+   and the logits (the last) read the same GGUF tensor. Small constants are cheap to repeat, and
+   a partition joined to others makes its binary carry their graphs: only weights are worth it. */
+#define SHARED_CONSTANT_MIN ((size_t)1 << 16)
+
+static size_t find_leader(size_t *leader, size_t i)
+{
+    while (leader[i] != i) i = leader[i] = leader[leader[i]];
+    return i;
+}
+
+/* leader[i] (after find_leader): the first partition of method 0 that partition i shares a weight
+   with, through any chain of partitions (i itself when none); the same indices serve every
+   method. owner: scratch of g->n_values entries. */
+static void join_shared(const kiln_ir_graph *g, const kiln_ir_partition *parts, size_t n_parts, size_t *leader,
+                        int32_t *owner)
+{
+    for (size_t v = 0; v < g->n_values; v++) owner[v] = -1;
+    for (size_t i = 0; i < n_parts; i++) {
+        leader[i] = i;
+        for (size_t j = 0; j < parts[i].graph.n_values; j++) {
+            int32_t v = parts[i].value_of[j];
+            size_t bytes = 0;
+            if (!g->values[v].is_const || kiln_tensor_size(&g->values[v].t, &bytes) != KILN_OK ||
+                bytes < SHARED_CONSTANT_MIN)
+                continue;
+            if (owner[v] < 0) {
+                owner[v] = (int32_t)i;
+                continue;
+            }
+            size_t x = find_leader(leader, (size_t)owner[v]), y = find_leader(leader, i);
+            if (x < y) leader[y] = x;
+            else leader[x] = y;
+        }
+    }
+    for (size_t i = 0; i < n_parts; i++) leader[i] = find_leader(leader, i);
+}
+
+/* Compile the partitions whose leader is `lead` (every method's) into one payload; with more
+   than one, each graph is named `<method>/<delegate name>`, which the run-time backend matches to
+   the delegate call it serves (kiln_backend_init_args.delegate_name), and so the weight they share
+   is stored once. Replace them all, or leave them portable when the backend declines. */
+static kiln_status delegate_group(kiln_ir_graph *graphs, const kiln_compile_method *methods, size_t n,
+                                  kiln_ir_partition **parts, size_t n_parts, const size_t *leader, size_t lead,
+                                  const delegation *d, const char *what)
+{
+    kiln_ir_graph *g0 = &graphs[0];
+    size_t members = 0;
+    for (size_t i = lead; i < n_parts; i++) members += leader[i] == lead;
+    kiln_backend_graph *group = KILN_ARENA_ARRAY(&g0->arena, kiln_backend_graph, n * members);
+    if (!group) return kiln_ir_fail(g0, KILN_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+    size_t k = 0;
+    for (size_t i = lead; i < n_parts; i++) {
+        if (leader[i] != lead) continue;
+        for (size_t m = 0; m < n; m++, k++) {
+            group[k] = parts[m][i].graph;
+            if (members == 1) continue;
+            char name[160];
+            snprintf(name, sizeof name, "%s/%s_partition_%zu", methods[m].name, d->backend->name, i);
+            group[k].name = kiln_arena_strdup(&g0->arena, name);
+            if (!group[k].name) return kiln_ir_fail(g0, KILN_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+        }
+    }
+    void *payload;
+    size_t size;
+    KILN_TRY(compile_partition(g0, d, group, n * members, what, lead, &payload, &size));
+    if (!payload) return KILN_OK;
+    /* The first method's graph owns the binary (adopting it once); every graph lives until the
+       program is finished, so the other calls may point at it too. */
+    kiln_status st = kiln_ir_graph_adopt(g0, payload);
+    for (size_t i = lead; i < n_parts && st == KILN_OK; i++) {
+        if (leader[i] != lead) continue;
+        for (size_t m = 0; m < n && st == KILN_OK; m++)
+            st = replace_nodes(&graphs[m], &parts[m][i], i, d->backend->name, payload, size);
+    }
+    if (st != KILN_OK) return kiln_ir_fail(g0, st, "%s: %s", what, kiln_status_str(st));
+    return KILN_OK;
+}
+
 kiln_status kiln_ir_delegate_shared(kiln_ir_graph *graphs, const kiln_compile_method *methods, size_t n,
                                     const kiln_compiler_backend *backend, const kiln_compile_kv *spec, size_t n_spec)
 {
@@ -334,24 +414,16 @@ kiln_status kiln_ir_delegate_shared(kiln_ir_graph *graphs, const kiln_compile_me
     /* Per-method tables from the first graph's arena: they die with the compilation. */
     kiln_ir_partition **parts = KILN_ARENA_ARRAY(&g0->arena, kiln_ir_partition *, n);
     size_t *n_parts = KILN_ARENA_ARRAY(&g0->arena, size_t, n);
-    kiln_backend_graph *group = KILN_ARENA_ARRAY(&g0->arena, kiln_backend_graph, n);
-    if (!parts || !n_parts || !group) return kiln_ir_fail(g0, KILN_ERROR_OUT_OF_MEMORY, "weight sharing: out of memory");
+    if (!parts || !n_parts) return kiln_ir_fail(g0, KILN_ERROR_OUT_OF_MEMORY, "weight sharing: out of memory");
     KILN_TRY(find_all(graphs, methods, n, backend, parts, n_parts));
+    size_t *leader = KILN_ARENA_ARRAY(&g0->arena, size_t, n_parts[0] + 1);
+    int32_t *owner = KILN_ARENA_ARRAY(&g0->arena, int32_t, g0->n_values + 1);
+    if (!leader || !owner) return kiln_ir_fail(g0, KILN_ERROR_OUT_OF_MEMORY, "weight sharing: out of memory");
+    join_shared(g0, parts[0], n_parts[0], leader, owner);
     delegation d = {backend, spec, n_spec};
     char what[160];
     snprintf(what, sizeof what, "weight sharing over %zu methods", n);
-    for (size_t i = 0; i < n_parts[0]; i++) {
-        for (size_t m = 0; m < n; m++) group[m] = parts[m][i].graph;
-        void *payload;
-        size_t size;
-        KILN_TRY(compile_partition(g0, &d, group, n, what, i, &payload, &size));
-        if (!payload) continue;
-        /* The first method's graph owns the binary; every graph lives until the program is
-           finished, so the others may point at it too. */
-        kiln_status st = kiln_ir_partition_replace(g0, &parts[0][i], i, backend->name, payload, size);
-        for (size_t m = 1; m < n && st == KILN_OK; m++)
-            st = replace_nodes(&graphs[m], &parts[m][i], i, backend->name, payload, size);
-        if (st != KILN_OK) return kiln_ir_fail(g0, st, "%s: %s", what, kiln_status_str(st));
-    }
+    for (size_t i = 0; i < n_parts[0]; i++)
+        if (leader[i] == i) KILN_TRY(delegate_group(graphs, methods, n, parts, n_parts[0], leader, i, &d, what));
     return KILN_OK;
 }

@@ -53,8 +53,11 @@ kiln_status kiln_ir_delegate(kiln_ir_graph *g, const char *method, const kiln_co
  * methods together into ONE payload holding a graph per method (named after it, over one
  * weight pool), and replace partition i of each method by a call to it. The graphs must all
  * live until the program is finished (graphs[0] owns the binaries). The methods must partition
- * alike: different partition counts are KILN_ERROR_COMPILE_SPEC saying so. A partition some
- * target cannot run stays portable in every method. */
+ * alike: different partition counts are KILN_ERROR_COMPILE_SPEC saying so. Partitions that read
+ * one large constant (a tied LLM classifier: the Embed partition and the logits) are compiled
+ * into one payload too, a graph per method and call named `<method>/<backend>_partition_<i>`
+ * (the run-time backend picks it by the instruction's name), so the constant is stored once. A
+ * partition (or such a group) some target cannot run stays portable in every method. */
 kiln_status kiln_ir_delegate_shared(kiln_ir_graph *graphs, const kiln_compile_method *methods, size_t n,
                                     const kiln_compiler_backend *backend, const kiln_compile_kv *spec, size_t n_spec);
 

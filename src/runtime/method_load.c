@@ -303,7 +303,7 @@ static kiln_status decode_instrs(kiln_module_obj *module, kiln_method_state *s, 
                                            module->allocator, module->scratch_group, module->target,
                                            module->num_threads, s->name, why, sizeof why,
                                            kiln_threadpool_parallel_for, module->pool,
-                                           kiln_runtime_services_get()};
+                                           kiln_runtime_services_get(), in->node.name};
             kiln_status st = in->backend->init(in->backend->user, &args, &in->delegate);
             if (st != KILN_OK) {
                 char shown[KILN_MESSAGE_SIZE];

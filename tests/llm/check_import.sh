@@ -2,7 +2,8 @@
 # ctest driver for the GGUF LLM importer (docs/llm.md "The GGUF importer"):
 #   import: random models of tests/llm/gguf_write.py and the committed fortunes models compile
 #           into the program layout (test_llm_import layout), --context/--prefill reach the
-#           program (kiln inspect --json), a Q8_0 program stays within 10% of its GGUF file,
+#           program (kiln inspect --json), a Q8_0 program (and tied Q8_0 and Q4_0 ones: the
+#           embedding stored once) stays within 10% of its GGUF file,
 #           every refusal names its cause, allocation failures unwind, and prefill's logits
 #           (and decode's over prefill's cache) equal torch's in float64 (compare_logits.py)
 #   oracle: prefill's logits on the fortunes F32 model against llama.cpp (node-llama-cpp,
@@ -102,6 +103,21 @@ import os, sys
 g, k = os.path.getsize(sys.argv[1]), os.path.getsize(sys.argv[2])
 print("Q8_0: gguf %d bytes, kiln %d bytes (%+.1f%%)" % (g, k, 100.0 * (k - g) / g))
 sys.exit(0 if abs(k - g) <= 0.1 * g else 1)' "$q8" "$tmp/q8.kiln" || fail "Q8_0 program more than 10% off its GGUF"
+    # Tied classifiers (gguf_write.py's default): the embedding and the logits read one tensor,
+    # which must be stored once (the EMBED and QLINEAR steps share a context binary). Shaped as
+    # stories15M, so the 9.2M-element embedding is more than half of the file.
+    for type in q8_0 q4_0; do
+        $py "$here/gguf_write.py" random "$tmp/tied-$type.gguf" --type $type --seed 1 --dim 288 --layers 6 \
+            --heads 6 --kv-heads 6 --ffn 768 --context 256 --vocab 32000
+        "$kiln" compile "$tmp/tied-$type.gguf" -o "$tmp/tied-$type.kiln" > /dev/null
+        $py -c '
+import os, sys
+g, k = os.path.getsize(sys.argv[1]), os.path.getsize(sys.argv[2])
+print("tied %s: gguf %d bytes, kiln %d bytes (%+.1f%%)" % (sys.argv[3], g, k, 100.0 * (k - g) / g))
+sys.exit(0 if abs(k - g) <= 0.1 * g else 1)' "$tmp/tied-$type.gguf" "$tmp/tied-$type.kiln" $type ||
+            fail "tied $type program more than 10% off its GGUF"
+        rm -f "$tmp/tied-$type.gguf" "$tmp/tied-$type.kiln"
+    done
 
     echo "== refusals"
     $py "$here/make_bad_gguf.py" "$tmp/bad" > /dev/null

@@ -2,7 +2,8 @@
  *
  * Layer: tests (backends/cpu/rt: ctxbin_reader.h and kiln_cpu_select_record directly, the rest
  * through include/kiln/kiln.h). Checks:
- *  - a valid multi-record, multi-graph binary opens; every truncation is refused;
+ *  - a valid multi-record, multi-graph binary opens; every truncation is refused; a binary
+ *    serving several delegate calls of a method gives each call its graph by instruction name;
  *  - flipping bits in every metadata byte never crashes or leaks (the result is either accepted
  *    or KILN_ERROR_INCOMPATIBLE), and many flips are refused;
  *  - each kind of corruption (header, strings, records, graphs, tensors, steps, data flow,
@@ -70,8 +71,8 @@ static void test_valid_and_truncated(void)
     EXPECT_OK(open_bin(b.data, b.size, message, sizeof message));
     kiln_ctxbin bin;
     EXPECT_OK(kiln_ctxbin_open(&bin, b.data, b.size, kiln_allocator_default(), NULL, 0));
-    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[1], "decode") == 1);
-    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[1], "forward") == -1);
+    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[1], "decode", NULL) == 1);
+    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[1], "forward", "cpu_partition_0") == -1);
     kiln_ctxbin_close(&bin);
     for (size_t size = 0; size < b.size; size++) EXPECT_STATUS(open_bin(b.data, size, NULL, 0), KILN_ERROR_INCOMPATIBLE);
     EXPECT_STATUS(open_bin((const uint8_t *)b.data + 4, b.size - 8, NULL, 0), KILN_ERROR_INCOMPATIBLE); /* misaligned */
@@ -86,6 +87,26 @@ static void test_valid_and_truncated(void)
     char small[20];
     EXPECT_STATUS(open_bin(b.data, 16, small, sizeof small), KILN_ERROR_INCOMPATIBLE);
     EXPECT(strcmp(small, "context binary: 16 ") == 0); /* cut at the buffer, terminated */
+    free(b.data);
+}
+
+/* A binary serving two delegate calls of one method (a tied LLM's embedding and logits): each call
+   finds the graph named `<method>/<instruction name>`, no other call or method finds one. */
+static void test_graph_per_call(void)
+{
+    static const tb_graph calls[2] = {{"prefill/cpu_partition_0", KILN_CPU_ACT_RELU},
+                                      {"prefill/cpu_partition_19", KILN_CPU_ACT_NEG}};
+    tb_spec spec = {.n = 24, .targets = three_targets, .n_targets = 1, .graphs = calls, .n_graphs = 2};
+    tb_binary b = tb_build(&spec);
+    kiln_ctxbin bin;
+    EXPECT_OK(kiln_ctxbin_open(&bin, b.data, b.size, kiln_allocator_default(), NULL, 0));
+    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[0], "prefill", "cpu_partition_0") == 0);
+    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[0], "prefill", "cpu_partition_19") == 1);
+    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[0], "prefill", "cpu_partition_1") == -1);
+    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[0], "prefill", NULL) == -1);
+    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[0], "decode", "cpu_partition_0") == -1);
+    EXPECT(kiln_ctxbin_find_graph(&bin, &bin.records[0], "pre", "fill/cpu_partition_0") == -1);
+    kiln_ctxbin_close(&bin);
     free(b.data);
 }
 
@@ -537,6 +558,7 @@ static void test_selection(void)
 int main(void)
 {
     test_valid_and_truncated();
+    test_graph_per_call();
     test_bit_flips();
     test_version_1_subset();
     test_v2_step_features();

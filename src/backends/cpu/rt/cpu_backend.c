@@ -99,7 +99,7 @@ static kiln_status cpu_init(void *user, const kiln_backend_init_args *args, void
         kiln_free(args->allocator, d);
         return st;
     }
-    int64_t graph = kiln_ctxbin_find_graph(&c->bin, c->record, args->method_name);
+    int64_t graph = kiln_ctxbin_find_graph(&c->bin, c->record, args->method_name, args->delegate_name);
     if (graph < 0) {
         kiln_cpu_cache_release(c);
         kiln_free(args->allocator, d);

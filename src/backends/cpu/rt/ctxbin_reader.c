@@ -253,9 +253,19 @@ static kiln_status check_graph(reader *rd, const kiln_ctx_record *r, const kiln_
     return kiln_ctxbin_check_steps(b, r, g, rd->allocator, rd->message, rd->message_size);
 }
 
-int64_t kiln_ctxbin_find_graph(const kiln_ctxbin *b, const kiln_ctx_record *r, const char *method)
+/* Whether name is `<method>/<delegate>`. */
+static bool names_call(const char *name, const char *method, const char *delegate)
+{
+    size_t m = strlen(method);
+    return strncmp(name, method, m) == 0 && name[m] == '/' && strcmp(name + m + 1, delegate) == 0;
+}
+
+int64_t kiln_ctxbin_find_graph(const kiln_ctxbin *b, const kiln_ctx_record *r, const char *method,
+                               const char *delegate)
 {
     const kiln_ctx_graph *graphs = kiln_ctxbin_graphs(b, r);
+    for (uint32_t i = 0; method && delegate && i < r->n_graphs; i++)
+        if (names_call(kiln_ctxbin_string(b, graphs[i].name), method, delegate)) return i;
     for (uint32_t i = 0; method && i < r->n_graphs; i++)
         if (strcmp(kiln_ctxbin_string(b, graphs[i].name), method) == 0) return i;
     return r->n_graphs == 1 ? 0 : -1;

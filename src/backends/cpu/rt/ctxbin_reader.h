@@ -78,9 +78,12 @@ static inline const uint8_t *kiln_ctxbin_block_data(const kiln_ctxbin *b, uint32
     return b->payload + b->blocks[block].offset;
 }
 
-/* Index of the graph of record r that serves `method`: the graph of that name, or the record's
- * only graph whatever its name. -1 if there is none. */
-int64_t kiln_ctxbin_find_graph(const kiln_ctxbin *b, const kiln_ctx_record *r, const char *method);
+/* Index of the graph of record r that serves delegate call `delegate` (NULL: unknown) of
+ * `method`: the graph named `<method>/<delegate>` (a binary shared by several calls of a method,
+ * docs/format.md), else the graph named `method`, else the record's only graph whatever its
+ * name. -1 if there is none. */
+int64_t kiln_ctxbin_find_graph(const kiln_ctxbin *b, const kiln_ctx_record *r, const char *method,
+                               const char *delegate);
 
 /* Bytes of a tensor's logical content (numel x dtype size); the reader proved it fits in size. */
 uint64_t kiln_ctxbin_tensor_bytes(const kiln_ctx_tensor *t);
