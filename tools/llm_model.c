@@ -131,6 +131,7 @@ int cli_vocab_open(const char *cmd, const char *path, kiln_vocab **out)
         cli_llm_close(&shards);
         if (rc) return rc;
         kiln_diag d = kiln_diag_over(why, sizeof why);
+        kiln_diag_clear(&d); /* a diag keeps the first message: an uncleared buffer's garbage would win */
         kiln_status st = llm_vocab_from_program(program, NULL, out, &d);
         kiln_program_close(program);
         if (st == KILN_OK) return 0;
