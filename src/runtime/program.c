@@ -33,6 +33,24 @@ static void program_free(kiln_program_obj *p)
     kiln_free(a, p);
 }
 
+/* Asks the kernel to read the first bytes of every segment now, all at once. Loading a module
+   reads each delegate payload's header and tables; with the file not in the page cache, those
+   reads were one disk round trip each, in turn (a 110M LLM: 24 payloads, about 7 ms each on a
+   VM disk, 170-240 ms of load against 10 ms warm). Queued together they overlap. Advice only:
+   its failure changes nothing. */
+#define SEGMENT_HEAD_BYTES ((size_t)64 << 10)
+static void prefetch_segment_heads(const kiln_program_obj *p)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (uint64_t i = 0; i < p->view.n_segments; i++) {
+        const kiln_fmt_segment *seg = &p->view.segments[i];
+        size_t start = (size_t)seg->offset / page * page;
+        size_t end = (size_t)seg->offset + (seg->size < SEGMENT_HEAD_BYTES ? (size_t)seg->size : SEGMENT_HEAD_BYTES);
+        if (end > p->mapping_size) end = p->mapping_size;
+        if (start < end) (void)madvise((char *)p->mapping + start, end - start, MADV_WILLNEED);
+    }
+}
+
 /* Validates (a copy of the tables of) data and returns a program handle. The program takes the
    mapping and the descriptor in every case: on failure they are released here. */
 static kiln_status program_create(const void *data, size_t size, void *mapping, int fd, const struct stat *st,
@@ -60,6 +78,7 @@ static kiln_status program_create(const void *data, size_t size, void *mapping, 
     }
     KILN_TRY_GOTO(status, kiln_program_view_init_copy(&p->view, data, size, a, &p->tables));
     KILN_TRY_GOTO(status, kiln_program_copy_metadata(p));
+    if (p->mapping) prefetch_segment_heads(p);
     KILN_TRY_GOTO(status, kiln_handle_add(KILN_HANDLE_PROGRAM, p, &p->handle));
     *out = (kiln_program *)p->handle;
     return KILN_OK;
