@@ -74,7 +74,63 @@ def conv_pixel_rows(root):
     save(root, "conv_pixel_rows", model, [("x", x), ("r", r)], [("y", y)])
 
 
+def layout_ops(root):
+    # The version 3 data-movement steps in one graph: Pad (constant 0.5) -> Slice (strided) ->
+    # Concat with a second input -> Where on a BOOL input (a BOOL tensor of the context binary)
+    # choosing between that and a third input.
+    rng = np.random.default_rng(17)
+    x, z = f32(rng, 1, 3, 5, 5), f32(rng, 1, 2, 3, 4)
+    alt = f32(rng, 1, 5, 3, 4)
+    cond = rng.random((1, 5, 3, 4)) < 0.5
+    pads = np.array([0, 0, 1, 2, 0, 0, 1, 1], dtype=np.int64)
+    starts, ends = np.array([1, 0], dtype=np.int64), np.array([7, 8], dtype=np.int64)
+    axes, steps = np.array([2, 3], dtype=np.int64), np.array([2, 2], dtype=np.int64)
+    nodes = [helper.make_node("Pad", ["x", "pads", "pad_value"], ["p"], mode="constant"),
+             helper.make_node("Slice", ["p", "starts", "ends", "axes", "steps"], ["s"]),
+             helper.make_node("Concat", ["s", "z"], ["c"], axis=1),
+             helper.make_node("Where", ["cond", "c", "alt"], ["y"])]
+    inits = [numpy_helper.from_array(pads, "pads"), numpy_helper.from_array(np.array(0.5, np.float32), "pad_value"),
+             numpy_helper.from_array(starts, "starts"), numpy_helper.from_array(ends, "ends"),
+             numpy_helper.from_array(axes, "axes"), numpy_helper.from_array(steps, "steps")]
+    graph = helper.make_graph(nodes, "layout_ops",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 5, 5]),
+                               helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 2, 3, 4]),
+                               helper.make_tensor_value_info("cond", TensorProto.BOOL, [1, 5, 3, 4]),
+                               helper.make_tensor_value_info("alt", TensorProto.FLOAT, [1, 5, 3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5, 3, 4])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    p = np.pad(x, ((0, 0), (0, 0), (1, 1), (2, 1)), constant_values=0.5)   # [1, 3, 7, 8]
+    s = p[:, :, 1:7:2, 0:8:2]                                             # [1, 3, 3, 4]
+    y = np.where(cond, np.concatenate([s, z], axis=1), alt).astype(np.float32)
+    save(root, "layout_ops", model, [("x", x), ("z", z), ("cond", cond), ("alt", alt)], [("y", y)])
+
+
+def conv3d_taps(root):
+    # A 3-D convolution (3x3x3, padding 1, stride (1, 2, 2)): the cpu backend runs it as a
+    # tap-list convolution, a version 3 step.
+    rng = np.random.default_rng(19)
+    x, w, b = f32(rng, 1, 3, 4, 6, 6), f32(rng, 8, 3, 3, 3, 3), f32(rng, 8)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[3, 3, 3], strides=[1, 2, 2],
+                              pads=[1, 1, 1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "conv3d_taps",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 6, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 4, 3, 3])],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1), (1, 1)))
+    y = np.zeros((1, 8, 4, 3, 3))
+    for d in range(4):
+        for i in range(3):
+            for j in range(3):
+                patch = xp[0, :, d:d + 3, 2 * i:2 * i + 3, 2 * j:2 * j + 3]
+                y[0, :, d, i, j] = np.tensordot(w.astype(np.float64), patch, axes=([1, 2, 3, 4], [0, 1, 2, 3]))
+    y = (y + b[None, :, None, None, None]).astype(np.float32)
+    save(root, "conv3d_taps", model, [("x", x)], [("y", y)])
+
+
 if __name__ == "__main__":
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
     layernorm_residual(root)
     conv_pixel_rows(root)
+    layout_ops(root)
+    conv3d_taps(root)

@@ -42,6 +42,8 @@ def main(golden, corpus):
     v2 = payload(os.path.join(golden, "linear_cpu_generic_v2.kiln"))
     ln = payload(os.path.join(golden, "layernorm_residual_cpu_x86-64-v3_v2.kiln"))
     ns = payload(os.path.join(golden, "linear_cpu_x86-64-v3_nostrassen_v2.kiln"))
+    lo = payload(os.path.join(golden, "layout_ops_cpu_generic_v3.kiln"))
+    taps = payload(os.path.join(golden, "conv3d_taps_cpu_x86-64-v3_v3.kiln"))
     (spec_flags,) = struct.unpack_from("<I", ns, OFF_SPEC_FLAGS)
     assert spec_flags & SPEC_NO_STRASSEN
     blocks_offset, = struct.unpack_from("<Q", v2, OFF_BLOCKS)
@@ -65,6 +67,10 @@ def main(golden, corpus):
          "a version 1 file with a residual LayerNorm (only version 2 writes one)"),
         ("v1_no_strassen.ctxb", put(bytearray(ns), "<I", OFF_VERSION, 1), "KILN_ERROR_FORMAT",
          "a version 1 file with the no-strassen spec bit"),
+        ("v2_layout_ops.ctxb", put(bytearray(lo), "<I", OFF_VERSION, 2), "KILN_ERROR_FORMAT",
+         "a version 2 file with CONCAT, SLICE, PAD and WHERE steps and a BOOL tensor (only version 3 writes them)"),
+        ("v2_conv_taps.ctxb", put(bytearray(taps), "<I", OFF_VERSION, 2), "KILN_ERROR_FORMAT",
+         "a version 2 file with a tap-list convolution (only version 3 writes one)"),
     ]
     with open(os.path.join(reject, "expected.txt"), "w") as f:
         f.write("# file status check — written by make_rejects.py. check `open`: the status kiln_ctxbin_open\n"

@@ -4,9 +4,10 @@
  * Layer: tests (format, runtime). Each golden file was written by `kiln compile` from an ONNX
  * backend test case, or from a model of tests/golden/cases/ (make_cases.py), and is checked
  * against that case's reference outputs. The table below says what each one covers; for a cpu
- * delegate it also names the context-binary version the file holds and the version 2 feature
- * it must contain (kiln_ctxbin_v2_*_feature finds it, so a file that stopped covering what it
- * is here for fails). A file whose records this CPU cannot run (x86-64-v4 without AVX-512)
+ * delegate it also names the context-binary version the file holds and the version 2 or 3
+ * feature it must contain (kiln_ctxbin_v2_*_feature / kiln_ctxbin_v3_*_feature find it, so a
+ * file that stopped covering what it is here for fails), and for every file the program format
+ * version it was written at. A file whose records this CPU cannot run (x86-64-v4 without AVX-512)
  * must still open and validate, and its module must be refused as KILN_ERROR_NO_RUNNABLE_TARGET.
  *
  * If the program format version (KILN_FORMAT_VERSION) changes, or the context-binary version
@@ -33,36 +34,41 @@
 
 typedef struct golden {
     const char *file;
+    uint32_t program_version;       /* program format version of the file (docs/format.md part 1) */
     const char *onnx_case;          /* under UNIT_TESTDATA, or "cases/..." under the golden folder */
     size_t n_delegates;
     uint32_t ctx_version;           /* version of its context binary; 0: no cpu delegate */
-    const char *v2_feature;         /* a kiln_ctxbin_v2_*_feature phrase it must hold, or NULL */
+    const char *feature;            /* a kiln_ctxbin_v2_* or _v3_*_feature phrase it must hold, or NULL */
     double rtol, atol;              /* tolerance against the f32 expected outputs; 0, 0: 1e-3, 1e-7 */
 } golden;
 
 static const golden goldens[] = {
     /* version 1: the files earlier builds wrote; still read (version 1 is a subset of 2) */
-    {"relu_portable_v1.kiln", "node/test_relu", 0, 0, NULL, 0, 0},
-    {"linear_portable_v1.kiln", "pytorch-converted/test_Linear", 0, 0, NULL, 0, 0},
-    {"add_cpu_generic_v1.kiln", "node/test_add", 1, 1, NULL, 0, 0},
-    {"linear_cpu_generic_v1.kiln", "pytorch-converted/test_Linear", 1, 1, NULL, 0, 0},
+    {"relu_portable_v1.kiln", 1, "node/test_relu", 0, 0, NULL, 0, 0},
+    {"linear_portable_v1.kiln", 1, "pytorch-converted/test_Linear", 0, 0, NULL, 0, 0},
+    {"add_cpu_generic_v1.kiln", 1, "node/test_add", 1, 1, NULL, 0, 0},
+    {"linear_cpu_generic_v1.kiln", 1, "pytorch-converted/test_Linear", 1, 1, NULL, 0, 0},
     /* version 2: one per target and per feature version 1 did not have */
-    {"linear_cpu_generic_v2.kiln", "pytorch-converted/test_Linear", 1, 2, NULL, 0, 0},
-    {"linear_cpu_x86-64-v3_nostrassen_v2.kiln", "pytorch-converted/test_Linear", 1, 2,
+    {"linear_cpu_generic_v2.kiln", 1, "pytorch-converted/test_Linear", 1, 2, NULL, 0, 0},
+    {"linear_cpu_x86-64-v3_nostrassen_v2.kiln", 1, "pytorch-converted/test_Linear", 1, 2,
      "the no-strassen compile-spec flag", 0, 0},
-    {"linear_cpu_x86-64-v4_v2.kiln", "pytorch-converted/test_Linear", 1, 2, NULL, 0, 0},
+    {"linear_cpu_x86-64-v4_v2.kiln", 1, "pytorch-converted/test_Linear", 1, 2, NULL, 0, 0},
     /* bf16 rounds both operands to 8 significant bits (2^-9 relative each): an element is off by
        up to about 2^-8 of the sum of its |x w| terms (about 1 here), so one near 0 moves far in
        relative terms. This machine's result is exactly the product of bf16-rounded operands
        accumulated in f32 (element 0: 0.156176 against f32's 0.156492, element 3: 0.006630
        against 0.007872): a bf16 tolerance, not f32's. */
-    {"linear_cpu_x86-64-v4-bf16_v2.kiln", "pytorch-converted/test_Linear", 1, 2, "precision bf16", 1e-2, 5e-3},
-    {"layernorm_residual_cpu_x86-64-v3_v2.kiln", "cases/layernorm_residual", 1, 2,
+    {"linear_cpu_x86-64-v4-bf16_v2.kiln", 1, "pytorch-converted/test_Linear", 1, 2, "precision bf16", 1e-2, 5e-3},
+    {"layernorm_residual_cpu_x86-64-v3_v2.kiln", 1, "cases/layernorm_residual", 1, 2,
      "a LayerNormalization with a residual input", 0, 0},
-    {"conv_pixel_rows_cpu_generic_v2.kiln", "cases/conv_pixel_rows", 1, 2, "a pixel-rows convolution", 0, 0},
+    {"conv_pixel_rows_cpu_generic_v2.kiln", 1, "cases/conv_pixel_rows", 1, 2, "a pixel-rows convolution", 0, 0},
+    /* version 3, written at program format version 2 (which added the optional METADATA
+       section); each pins steps or tensors only version 3 writes */
+    {"layout_ops_cpu_generic_v3.kiln", 2, "cases/layout_ops", 1, 3, "a WHERE step", 0, 0},
+    {"conv3d_taps_cpu_x86-64-v3_v3.kiln", 2, "cases/conv3d_taps", 1, 3, "a tap-list convolution", 0, 0},
 };
 
-/* Whether feature is among the version 2 features anywhere in bin. */
+/* Whether feature is among the version 2 or version 3 features anywhere in bin. */
 static bool holds_feature(const kiln_ctxbin *bin, const char *feature)
 {
     const char *f = kiln_ctxbin_v2_header_feature(bin->header);
@@ -74,10 +80,14 @@ static bool holds_feature(const kiln_ctxbin *bin, const char *feature)
         for (uint32_t g = 0; g < rec->n_graphs; g++) {
             const kiln_ctx_tensor *t = kiln_ctxbin_tensors(bin, &graphs[g]);
             const kiln_ctx_step *st = kiln_ctxbin_steps(bin, &graphs[g]);
-            for (uint32_t i = 0; i < graphs[g].n_tensors; i++)
+            for (uint32_t i = 0; i < graphs[g].n_tensors; i++) {
                 if ((f = kiln_ctxbin_v2_tensor_feature(&t[i])) && strcmp(f, feature) == 0) return true;
-            for (uint32_t i = 0; i < graphs[g].n_steps; i++)
+                if ((f = kiln_ctxbin_v3_tensor_feature(&t[i])) && strcmp(f, feature) == 0) return true;
+            }
+            for (uint32_t i = 0; i < graphs[g].n_steps; i++) {
                 if ((f = kiln_ctxbin_v2_step_feature(&st[i])) && strcmp(f, feature) == 0) return true;
+                if ((f = kiln_ctxbin_v3_step_feature(&st[i])) && strcmp(f, feature) == 0) return true;
+            }
         }
     }
     return false;
@@ -108,9 +118,9 @@ static bool check_ctxbin(const char *path, const golden *g)
         if (st != KILN_OK) fprintf(stderr, "%s: %s\n", g->file, message);
         EXPECT_STATUS(st, KILN_OK);
         if (st == KILN_OK) {
-            if (g->v2_feature && !holds_feature(&bin, g->v2_feature))
-                fprintf(stderr, "%s does not hold %s\n", g->file, g->v2_feature);
-            EXPECT(!g->v2_feature || holds_feature(&bin, g->v2_feature));
+            if (g->feature && !holds_feature(&bin, g->feature))
+                fprintf(stderr, "%s does not hold %s\n", g->file, g->feature);
+            EXPECT(!g->feature || holds_feature(&bin, g->feature));
             for (uint32_t r = 0; r < bin.header->n_records; r++)
                 runnable |= (bin.records[r].features & ~kiln_cpu_features()) == 0;
         }
@@ -120,7 +130,7 @@ static bool check_ctxbin(const char *path, const golden *g)
     return runnable;
 }
 
-static void check_header(const char *path)
+static void check_header(const char *path, const golden *g)
 {
     size_t size = 0;
     uint8_t *bytes = unit_read_file(path, &size);
@@ -132,12 +142,13 @@ static void check_header(const char *path)
     kiln_fmt_header h;
     memcpy(&h, bytes, sizeof h);
     EXPECT(memcmp(h.magic, KILN_FORMAT_MAGIC, 8) == 0);
-    /* Every committed file is program format version 1, which this build still reads (version 2
-       only added the optional METADATA section); a file of another version is a new golden. */
-    if (h.version != 1)
-        fprintf(stderr, "%s is program format version %u, the goldens are version 1: see the comment at the top of %s\n",
-                path, h.version, __FILE__);
-    EXPECT(h.version == 1);
+    /* Files of context-binary versions 1 and 2 are program format version 1, which this build
+       still reads (version 2 only added the optional METADATA section); the version 3 files
+       were written at version 2. A file of another version is a new golden. */
+    if (h.version != g->program_version)
+        fprintf(stderr, "%s is program format version %u, expected %u: see the comment at the top of %s\n", path,
+                h.version, g->program_version, __FILE__);
+    EXPECT(h.version == g->program_version);
     EXPECT(h.file_size == size);
     free(bytes);
 }
@@ -149,7 +160,7 @@ static void check_golden(const char *dir, const golden *g)
     bool local = strncmp(g->onnx_case, "cases/", 6) == 0;
     snprintf(case_dir, sizeof case_dir, "%s/%s", local ? dir : UNIT_TESTDATA, g->onnx_case);
     unit_section(path);
-    check_header(path);
+    check_header(path, g);
     bool runnable = g->ctx_version == 0 || check_ctxbin(path, g);
     onnx_case c;
     if (!onnx_case_load(&c, case_dir, why, sizeof why)) {
