@@ -50,6 +50,7 @@ typedef struct options {
     double min_time;
     const char *target;
     bool quick, strict;
+    bool peaks_only;                /* --peaks: the FMA peak and read bandwidth as JSON, no GEMMs */
     const char *only;               /* measure only shapes whose name contains this, or NULL */
 } options;
 
@@ -69,6 +70,8 @@ static void usage(FILE *f)
             "  --quick            shapes up to 1024^3 work only, --min-time 0.1 (a smoke test)\n"
             "  --only TEXT        only the shapes whose name contains TEXT (e.g. 'M=1 ')\n"
             "  --strict           exit 1 when any goal FAILS\n"
+            "  --peaks            only the FMA peak and read bandwidth, one JSON object per thread\n"
+            "                     count on stdout (for other benchmarks' fractions of peak)\n"
             "  -h, --help         show this help\n"
             "\n"
             "Exit status: 0 measured (goals may FAIL unless --strict), 1 failure, 2 usage error.\n");
@@ -117,6 +120,7 @@ static int parse(int argc, char **argv, options *o)
         else if (strcmp(a, "--quick") == 0) o->quick = true;
         else if (strcmp(a, "--only") == 0 && v) o->only = argv[++i];
         else if (strcmp(a, "--strict") == 0) o->strict = true;
+        else if (strcmp(a, "--peaks") == 0) o->peaks_only = true;
         else {
             fprintf(stderr, "kiln_gemm_bench: unknown or incomplete option '%s' (try --help)\n", a);
             return 2;
@@ -344,6 +348,13 @@ int main(int argc, char **argv)
     size_t n_rows = 0, read_bytes = 0;
     fprintf(stderr, "kiln_gemm_bench: measuring peaks\n");
     if (!measure_peaks(&o, peaks, &read_bytes, true, NULL)) return 1;
+    if (o.peaks_only) {
+        for (size_t t = 0; t < o.n_threads; t++)
+            printf("{\"threads\": %d, \"fma_gflops\": %.2f, \"fma_avx512_gflops\": %.2f, \"fma_avx2_gflops\": %.2f, "
+                   "\"read_gbs\": %.2f}\n",
+                   peaks[t].threads, peaks[t].fma, peaks[t].fma_avx512, peaks[t].fma_avx2, peaks[t].read_gbs);
+        return 0;
+    }
     fprintf(stderr, "kiln_gemm_bench: measuring GEMM (kiln target %s)\n", target ? target->name : "none");
     for (size_t i = 0; i < N_SHAPES; i++) {
         const gemm_shape *s = &shapes[i];
