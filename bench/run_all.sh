@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_all.sh — the `make bench` step: runs the GEMM benchmark (build/bench/kiln_gemm_bench) and
-# the model benchmark (bench/model_bench.sh: kiln against ONNX Runtime and PyTorch) and writes
+# the model benchmark (bench/model_bench.sh: kiln against ONNX Runtime and PyTorch), the LLM
+# benchmark (bench/llm_bench.py: kiln against llama.cpp's llama-bench) and writes
 # bench/RESULTS.md: the date, the machine, how busy it was, the exact commands, every figure and
 # every goal with PASS/FAIL.
 #
@@ -8,8 +9,8 @@
 #   BUILD_DIR   build directory holding kiln and bench/kiln_gemm_bench (default: build)
 #   --quick     smoke run: small GEMM shapes, few model iterations (not for RESULTS.md of record)
 #   --strict    exit 1 when any goal FAILS (default: exit 0 once everything was measured)
-#   --only      one section, to iterate on it: gemm, models (both model peers) or models-ort
-#               (kiln against ONNX Runtime only); the report then goes to
+#   --only      one section, to iterate on it: gemm, models (both model peers), models-ort
+#               (kiln against ONNX Runtime only) or llm; the report then goes to
 #               BUILD_DIR/bench-work/RESULTS-SECTION.md unless --output says otherwise
 #   --note      a line added to the report's conditions (e.g. "other builds were running")
 #   --output    report path (default: bench/RESULTS.md next to this script)
@@ -40,7 +41,7 @@ note=""
 output=""
 only=""
 usage() {
-    echo "usage: run_all.sh [BUILD_DIR] [--quick] [--strict] [--only gemm|models|models-ort] [--note TEXT] [--output FILE]" >&2
+    echo "usage: run_all.sh [BUILD_DIR] [--quick] [--strict] [--only gemm|models|models-ort|llm] [--note TEXT] [--output FILE]" >&2
     exit 2
 }
 while [ $# -gt 0 ]; do
@@ -50,14 +51,14 @@ while [ $# -gt 0 ]; do
     --note) [ $# -ge 2 ] || usage; note=$2; shift 2 ;;
     --output) [ $# -ge 2 ] || usage; output=$2; shift 2 ;;
     --only) [ $# -ge 2 ] || usage; only=$2; shift 2
-        case $only in gemm | models | models-ort) ;; *) usage ;; esac ;;
+        case $only in gemm | models | models-ort | llm) ;; *) usage ;; esac ;;
     -*) usage ;;
     *) build=$1; shift ;;
     esac
 done
 build=$(cd "$build" 2> /dev/null && pwd) || { echo "run_all.sh: no build directory '$build'" >&2; exit 2; }
 gemm=$build/bench/kiln_gemm_bench
-if { [ ! -x "$gemm" ] && [ "${only#models}" = "$only" ]; } || [ ! -x "$build/kiln" ]; then
+if { [ ! -x "$gemm" ] && [ "${only#models}" = "$only" ] && [ "$only" != llm ]; } || [ ! -x "$build/kiln" ]; then
     echo "run_all.sh: $gemm or $build/kiln is missing; build first (make bench does)" >&2
     exit 1
 fi
@@ -67,14 +68,18 @@ mkdir -p "$work" || exit 1
 [ -n "$output" ] || output=$here/RESULTS.md
 run_gemm=1
 run_models=1
+run_llm=1
 [ -n "$only" ] && [ "$only" != gemm ] && run_gemm=0
-[ "$only" = gemm ] && run_models=0
+[ -n "$only" ] && [ "${only#models}" = "$only" ] && run_models=0
+[ -n "$only" ] && [ "$only" != llm ] && run_llm=0
 
 gemm_args=""
 model_args=""
+llm_args=""
 if [ $quick = 1 ]; then
     gemm_args="--quick"
     model_args="--iterations 3 --warmup 1 --rounds 2"
+    llm_args="--quick"
 fi
 [ "$only" = models-ort ] && model_args="${model_args:+$model_args }--no-torch"
 
@@ -83,8 +88,10 @@ started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 
 gemm_rc=0
 models_rc=0
+llm_rc=0
 : > "$work/gemm.md"
 : > "$work/models.md"
+: > "$work/llm.md"
 if [ $run_gemm = 1 ]; then
     echo "run_all.sh: GEMM benchmark: $gemm $gemm_args" >&2
     # shellcheck disable=SC2086 # the option lists are meant to split
@@ -96,6 +103,12 @@ if [ $run_models = 1 ]; then
     # shellcheck disable=SC2086
     "$here/model_bench.sh" "$build" "$work" $model_args > "$work/models.md"
     models_rc=$?
+fi
+if [ $run_llm = 1 ]; then
+    echo "run_all.sh: LLM benchmark: bench/llm_bench.py $build $work $llm_args" >&2
+    # shellcheck disable=SC2086
+    /usr/bin/python3 "$here/llm_bench.py" "$build" "$work" $llm_args > "$work/llm.md"
+    llm_rc=$?
 fi
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -111,7 +124,7 @@ memory=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 revision=$(git -C "$repo" rev-parse --short HEAD 2> /dev/null || echo unknown) # read-only: never touches the index
 busy=$(awk -v l="${load_start%% *}" -v n="$online" 'BEGIN { print (l > 0.5 * n) ? 1 : 0 }')
 
-count() { cat "$work/gemm.md" "$work/models.md" | grep -c "| $1 |"; }
+count() { cat "$work/gemm.md" "$work/models.md" "$work/llm.md" | grep -c "| $1 |"; }
 passed=$(count PASS)
 failed=$(count FAIL)
 
@@ -152,6 +165,12 @@ tmp=$output.tmp.$$
         cat "$work/models.md"
         [ $models_rc -eq 0 ] || { echo; echo "**model_bench.sh failed (exit $models_rc)**"; }
     fi
+    if [ $run_llm = 1 ]; then
+        echo "Command: \`/usr/bin/python3 bench/llm_bench.py $build $work${llm_args:+ $llm_args}\`"
+        echo
+        cat "$work/llm.md"
+        [ $llm_rc -eq 0 ] || { echo; echo "**llm_bench.py failed (exit $llm_rc)**"; }
+    fi
     if [ $run_gemm = 1 ]; then # the goal below belongs to the GEMM section
         echo
         echo "## Goals not measured yet"
@@ -165,6 +184,6 @@ tmp=$output.tmp.$$
 cat "$output"
 echo >&2
 echo "run_all.sh: wrote $output — goals: $passed PASS, $failed FAIL" >&2
-[ $gemm_rc -eq 0 ] && [ $models_rc -eq 0 ] || exit 1
+[ $gemm_rc -eq 0 ] && [ $models_rc -eq 0 ] && [ $llm_rc -eq 0 ] || exit 1
 [ $strict = 1 ] && [ "$failed" -gt 0 ] && exit 1
 exit 0
