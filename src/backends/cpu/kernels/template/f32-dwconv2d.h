@@ -129,15 +129,26 @@ static inline __attribute__((always_inline)) void dw_fast_block(const kiln_cpu_c
     for (int ir = 0; ir < (DW_FAST_ROWS - 1) * S + K; ir++) {
         if (ih0 + ir < 0 || ih0 + ir >= p->H) continue;
         const float *xr = x + (ih0 + ir) * p->W;
+        vf xv[DW_FAST_MAX_K];
 #pragma GCC unroll 8
         for (int kw = 0; kw < K; kw++) {
-            const vf xv = dw_fast_load(xr, ow0, kw - p->pad_left, S, masked, c, kw);
+            if (S == 2 && !masked && kw % 2 == 0 && kw + 1 < K) {
+                /* Taps kw and kw + 1 read the even and the odd columns of the same 2 x VF_WIDTH
+                   (both wholly inside the row): two loads for the two, not four. */
+                const float *first = xr + 2 * ow0 + kw - p->pad_left;
+                vf_deinterleave(vf_loadu(first), vf_loadu(first + VF_WIDTH), &xv[kw], &xv[kw + 1]);
+            } else if (!(S == 2 && !masked && kw % 2 == 1)) {
+                xv[kw] = dw_fast_load(xr, ow0, kw - p->pad_left, S, masked, c, kw);
+            }
+        }
+#pragma GCC unroll 8
+        for (int kw = 0; kw < K; kw++) {
 #pragma GCC unroll 8
             for (int i = 0; i < DW_FAST_ROWS; i++) {
                 const int kh = ir - i * S;
                 if (kh < 0 || kh >= K) continue;
-                acc[i] = masked ? vf_fmadd_lanes(c->m[kw], vw[kh * K + kw], xv, acc[i])
-                                : vf_fmadd(vw[kh * K + kw], xv, acc[i]);
+                acc[i] = masked ? vf_fmadd_lanes(c->m[kw], vw[kh * K + kw], xv[kw], acc[i])
+                                : vf_fmadd(vw[kh * K + kw], xv[kw], acc[i]);
             }
         }
     }
