@@ -188,6 +188,39 @@ static void test_conv(void)
         bool depthwise = c->group == c->C && c->M == c->C && c->C > 0;
         if (!depthwise) test_conv_case_prec(c, CONV_DEFAULT, false, true);
     }
+    /* Depthwise 3x3 and 5x5 at stride 1 and 2 (the unrolled path of template/f32-dwconv2d.h):
+       widths of one partial vector (7, 14), of a full one and a partial one (28, 37) and of whole
+       vectors (32, 64 at stride 1), pads 0 to 2 and asymmetric ones (some taps of the edge
+       vectors reach part of their lanes, at 37 the last vector's a single lane), output heights
+       of exactly one block of 4 rows, of 5 and 7 (the last block overlaps the one before) and
+       below one block (the row-at-a-time path), a plane narrower than the window (a tap that
+       reaches no lane), two images, and every activation fused into the store. */
+    static const conv_case dw_unrolled[] = {
+        /* N  C   H   W   M  KH KW sh sw pt pl pb pr dh dw  g  bias act */
+        {1, 3, 7, 7, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 2},
+        {1, 3, 14, 14, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3, 1, 7},
+        {2, 3, 28, 28, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 1},
+        {1, 2, 9, 64, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 0, 8},
+        {1, 2, 6, 32, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 2, 1, 0},
+        {1, 2, 11, 37, 2, 3, 3, 2, 2, 0, 1, 2, 0, 1, 1, 2, 1, 3},
+        {1, 2, 10, 65, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 4},
+        {1, 3, 7, 7, 3, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 3, 1, 7},
+        {1, 3, 14, 14, 3, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 3, 1, 8},
+        {1, 2, 28, 28, 2, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 2, 1, 5},
+        {1, 2, 8, 37, 2, 5, 5, 1, 1, 2, 1, 2, 3, 1, 1, 2, 0, 6},
+        {1, 2, 15, 40, 2, 5, 5, 2, 2, 1, 2, 0, 2, 1, 1, 2, 1, 1},
+        {1, 2, 4, 33, 2, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1, 2, 1, 2}, /* OH = 2: below one block */
+        {1, 2, 5, 5, 2, 3, 3, 1, 1, 0, 0, 1, 1, 1, 1, 2, 1, 1},  /* OH = 4: one block */
+        {1, 2, 9, 2, 2, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 2, 1, 3},  /* OW = 2 < window: tap 0 reaches no lane */
+    };
+    for (size_t i = 0; i < sizeof dw_unrolled / sizeof dw_unrolled[0]; i++) {
+        test_conv_case(&dw_unrolled[i], CONV_DEFAULT, false);
+        for (int act = 0; act < (int)N_ACTS && i < 2; act++) {
+            conv_case c = dw_unrolled[i];
+            c.act = act;
+            test_conv_case(&c, CONV_DEFAULT, false);
+        }
+    }
     /* Winograd F(2x2, 3x3): odd and even output sizes (partial tiles), pads 0 to 2, tile rows
        wider than a vector and than a V panel, chunks of tiles and row ranges, every activation. */
     static const conv_case winograd[] = {

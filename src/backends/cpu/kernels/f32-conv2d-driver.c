@@ -193,8 +193,8 @@ static void depthwise_task(void *arg, size_t task)
     for (int64_t plane = lo; plane < hi; plane++) {
         int64_t c = plane % p->C;
         float *yc = j->y + plane * out_plane;
+        /* The kernel applies p->act too, in registers. */
         j->kit->dwconv(p, j->x + plane * in_plane, j->w + c * taps, j->bias ? j->bias[c] : 0.0f, yc);
-        if (!kiln_cpu_act_is_identity(&p->act)) j->kit->act(&p->act, yc, yc, (size_t)out_plane);
     }
 }
 

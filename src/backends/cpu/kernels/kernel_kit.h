@@ -89,7 +89,8 @@ typedef void (*kiln_cpu_binary_fn)(uint32_t kind, const float *a, int64_t sa, co
 typedef void (*kiln_cpu_scale_shift_fn)(const float *x, float scale, float shift, float *y, size_t n);
 
 /* One (image, channel) plane of a depthwise convolution: y (OH x OW) from x (H x W), the
- * plane's KH x KW filter w and bias (no activation; the caller applies it). */
+ * plane's KH x KW filter w and bias, through the activation p->act (applied by the kernel, to
+ * each value before its one store). */
 typedef void (*kiln_cpu_dwconv_fn)(const kiln_cpu_conv_params *p, const float *x, const float *w, float bias,
                                    float *y);
 

@@ -4,5 +4,7 @@
 
 #include "backends/cpu/kernels/avx2/kernels-avx2.h"
 #include "backends/cpu/kernels/avx2/vec-avx2.h"
+#include "backends/cpu/kernels/template/f32-vmath.h"
+#include "backends/cpu/kernels/template/f32-vact-vec.h"
 #include "backends/cpu/kernels/template/window-lanes.h"
 #include "backends/cpu/kernels/template/f32-dwconv2d.h"

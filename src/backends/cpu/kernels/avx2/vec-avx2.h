@@ -103,6 +103,14 @@ static inline vm vm_lanes(size_t a, size_t b)
                                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)b), lane));
     return _mm256_castsi256_ps(in);
 }
+/* The even and the odd elements of the 16 in lo then hi: a stride-2 window's two neighbouring
+   taps from the same two loads (f32-dwconv2d.h). */
+static inline void vf_deinterleave(vf lo, vf hi, vf *even, vf *odd)
+{
+    __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+    *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+    *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+}
 /* Lanes in m of a * b + c; the other lanes are c unchanged (not c + a * 0). */
 static inline vf vf_fmadd_lanes(vm m, vf a, vf b, vf c) { return _mm256_blendv_ps(c, _mm256_fmadd_ps(a, b, c), m); }
 /* The source columns of a stride-2 load whose lanes are m: lane i reads column 2i of 16, the odd

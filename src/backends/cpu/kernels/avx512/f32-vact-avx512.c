@@ -5,4 +5,5 @@
 #include "backends/cpu/kernels/avx512/kernels-avx512.h"
 #include "backends/cpu/kernels/avx512/vec-avx512.h"
 #include "backends/cpu/kernels/template/f32-vmath.h"
+#include "backends/cpu/kernels/template/f32-vact-vec.h"
 #include "backends/cpu/kernels/template/f32-vact.h"

@@ -101,6 +101,13 @@ static inline void vf_interleave(vf a, vf b, vf *lo, vf *hi)
 }
 /* Lanes [a, b) (a < b <= 16). */
 static inline vm vm_lanes(size_t a, size_t b) { return (vm)(vm_first(b) & ~vm_first(a)); }
+/* The even and the odd elements of the 32 in lo then hi: a stride-2 window's two neighbouring
+   taps from the same two loads (f32-dwconv2d.h). */
+static inline void vf_deinterleave(vf lo, vf hi, vf *even, vf *odd)
+{
+    *even = _mm512_permutex2var_ps(lo, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), hi);
+    *odd = _mm512_permutex2var_ps(lo, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), hi);
+}
 /* Lanes in m of a * b + c; the other lanes are c unchanged (not c + a * 0). */
 static inline vf vf_fmadd_lanes(vm m, vf a, vf b, vf c) { return _mm512_mask3_fmadd_ps(a, b, c, m); }
 /* The source columns of a stride-2 load whose lanes are m: lane i reads column 2i of 32, the odd

@@ -4,7 +4,8 @@
  * in (kh, kw) order — the order the vector versions (template/f32-dwconv2d.h) keep, so they
  * differ only by FMA rounding. Per tap, the output columns whose input column lies inside the
  * row are a range computed up front, so the inner loop has no test and, at unit stride, is a
- * plain axpy the compiler vectorises.
+ * plain axpy the compiler vectorises. Each finished row goes through p->act (the generic
+ * activation rows) while it is in cache.
  */
 #include "backends/cpu/kernels/generic/kernels-generic.h"
 
@@ -29,5 +30,6 @@ void kiln_cpu_f32_dwconv2d__generic(const kiln_cpu_conv_params *p, const float *
                     for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * s + off];
             }
         }
+        if (!kiln_cpu_act_is_identity(&p->act)) kiln_cpu_f32_vact__generic(&p->act, yr, yr, (size_t)p->OW);
     }
 }
