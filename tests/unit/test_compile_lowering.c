@@ -222,6 +222,36 @@ static void attention_model(int64_t batch, int64_t tokens, int64_t heads, int64_
     free(w);
 }
 
+/* x [5,16] -> MatMul with a constant [16,24] -> GELU in the tanh form PyTorch exports
+   (F.gelu(approximate="tanh")): 0.5 * g * (1 + tanh(sqrt(2/pi) * (g + c * g * g * g))) -> y.
+   c is GELU's 0.044715 or, to show the pattern checks its constants, another number. */
+static void gelu_tanh_model(float c, uint8_t **data, size_t *size)
+{
+    static float w[16 * 24];
+    const float k = 0.7978845834732056f, one = 1.0f, half = 0.5f;
+    onnx_builder *b = onnx_builder_create(17);
+    int64_t xs[2] = {5, 16}, ws[2] = {16, 24};
+    onnx_builder_input(b, "x", ONNX_BUILDER_FLOAT, 2, xs);
+    onnx_builder_initializer(b, "w", ONNX_BUILDER_FLOAT, 2, ws, w, sizeof w);
+    onnx_builder_initializer(b, "c", ONNX_BUILDER_FLOAT, 0, NULL, &c, sizeof c);
+    onnx_builder_initializer(b, "k", ONNX_BUILDER_FLOAT, 0, NULL, &k, sizeof k);
+    onnx_builder_initializer(b, "one", ONNX_BUILDER_FLOAT, 0, NULL, &one, sizeof one);
+    onnx_builder_initializer(b, "half", ONNX_BUILDER_FLOAT, 0, NULL, &half, sizeof half);
+    onnx_builder_node(b, "MatMul", "x,w", "g");
+    onnx_builder_node(b, "Mul", "g,g", "g2");
+    onnx_builder_node(b, "Mul", "g,g2", "g3");
+    onnx_builder_node(b, "Mul", "c,g3", "cg3");
+    onnx_builder_node(b, "Add", "g,cg3", "inner");
+    onnx_builder_node(b, "Mul", "k,inner", "arg");
+    onnx_builder_node(b, "Tanh", "arg", "t");
+    onnx_builder_node(b, "Add", "one,t", "t1");
+    onnx_builder_node(b, "Mul", "g,t1", "gt");
+    onnx_builder_node(b, "Mul", "half,gt", "y");
+    onnx_builder_output(b, "y");
+    onnx_builder_serialize(b, data, size);
+    onnx_builder_destroy(b);
+}
+
 /* Compiles the model for the generic target (or x86-64-v4-bf16 at precision bf16), counts the
    steps of each op in its one graph and keeps the params of its last LAYERNORM, CONV2D and GEMM
    steps; no_strassen as the compile option. */
@@ -397,5 +427,17 @@ int main(void)
     attention_model(2, 13, 3, 8, &onnx, &size);
     compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
     EXPECT(counts[KILN_CPU_OP_TRANSPOSE] == 4 && counts[KILN_CPU_OP_GEMM] == 5);
+
+    unit_section("MatMul -> GELU (tanh form, as GPT-2 exports it): one GEMM step, act GELU_TANH");
+    gelu_tanh_model(0.044715f, &onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_GEMM] == 1 && counts[KILN_CPU_OP_BINARY] == 0 && counts[KILN_CPU_OP_UNARY] == 0);
+    EXPECT(gemm.act.kind == KILN_CPU_ACT_GELU_TANH);
+
+    unit_section("the same chain with 0.05 for 0.044715: not GELU, the nodes stay steps");
+    gelu_tanh_model(0.05f, &onnx, &size);
+    compiled_steps(onnx, size, NULL, false, counts, &ln, &conv, &gemm);
+    EXPECT(counts[KILN_CPU_OP_GEMM] == 1 && gemm.act.kind == KILN_CPU_ACT_NONE);
+    EXPECT(counts[KILN_CPU_OP_BINARY] >= 7 && counts[KILN_CPU_OP_UNARY] + counts[KILN_CPU_OP_BINARY] >= 8);
     return unit_finish("test_compile_lowering");
 }

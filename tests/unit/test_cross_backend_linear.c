@@ -358,6 +358,25 @@ static void tail_gelu(xb_case *c)
     xb_node(c, "Mul", "q,half", "y");
 }
 
+/* GELU in the tanh form PyTorch exports (approximate="tanh", GPT-2's), reading "g":
+   0.5 * g * (1 + tanh(sqrt(2/pi) * (g + 0.044715 * g * g * g))). */
+static void tail_gelu_tanh(xb_case *c)
+{
+    xb_weight_values(c, "c", XB_SCALAR, (const float[]){0.044715f});
+    xb_weight_values(c, "k", XB_SCALAR, (const float[]){0.7978845834732056f});
+    xb_weight_values(c, "one", XB_SCALAR, (const float[]){1.0f});
+    xb_weight_values(c, "half", XB_SCALAR, (const float[]){0.5f});
+    xb_node(c, "Mul", "g,g", "g2");
+    xb_node(c, "Mul", "g,g2", "g3");
+    xb_node(c, "Mul", "c,g3", "cg3");
+    xb_node(c, "Add", "g,cg3", "inner");
+    xb_node(c, "Mul", "k,inner", "arg");
+    xb_node(c, "Tanh", "arg", "t");
+    xb_node(c, "Add", "one,t", "t1");
+    xb_node(c, "Mul", "g,t1", "q");
+    xb_node(c, "Mul", "half,q", "y");
+}
+
 static void cases_fused(xb_suite *s)
 {
     conv_bn_case(s, 3, 7, 1, true, "Relu");
@@ -371,6 +390,7 @@ static void cases_fused(xb_suite *s)
         gemm_chain(s, k, "Mul 0.125", tail_mul_scalar);
         gemm_chain(s, k, "Div 3 + Tanh", tail_div_scalar_tanh);
         gemm_chain(s, k, "GELU (erf)", tail_gelu);
+        gemm_chain(s, k, "GELU (tanh)", tail_gelu_tanh);
     }
 
     /* One Strassen level with the residual Add fused (a FULL bias) and Relu after all products */

@@ -15,6 +15,8 @@
  *   step -> Relu / Clip / Sigmoid ...      act
  *   step -> {Sigmoid, Mul(x, sigmoid)}     act = SiLU
  *   step -> {Div(x, sqrt2) -> Erf -> Add(1), Mul(x, .)} -> Mul(0.5)   act = GELU (erf form)
+ *   step -> {Mul(x, x) -> Mul(x, .) -> Mul(0.044715) -> Add(x, .) -> Mul(sqrt(2/pi)) -> Tanh
+ *            -> Add(1), Mul(x, .)} -> Mul(0.5)   act = GELU (tanh form)
  *   Sigmoid(x) -> Mul(x, sigmoid)          UNARY SiLU
  *   Add(a, b) (same shapes) -> LayerNormalization   LAYERNORM of a, b its residual
  *   Pow(x, 2) -> ReduceMean(-1) -> Add(eps) -> Sqrt -> 1/. -> Mul(x, .) -> Mul(w)
@@ -103,14 +105,20 @@ static bool binary_with_scalar(aot_lowering *L, int64_t c, int32_t v, uint32_t k
     return true;
 }
 
-/* Node c is Mul(a, b) in either order, a != b. */
-static bool is_mul_of(aot_lowering *L, int64_t c, int32_t a, int32_t b)
+/* Node c is `kind`(a, b) in either order, a != b. */
+static bool is_binary_of(aot_lowering *L, int64_t c, uint32_t kind, int32_t a, int32_t b)
 {
     aot_step_desc d;
     const kiln_cpu_aot_node *n = c >= 0 ? &L->g->nodes[c] : NULL;
     if (!n || a == b || !((n->inputs[0] == a && n->inputs[1] == b) || (n->inputs[0] == b && n->inputs[1] == a)))
         return false;
-    return describe_as(L, c, KILN_CPU_OP_BINARY, a, &d) && d.params.binary.kind == KILN_CPU_BIN_MUL;
+    return describe_as(L, c, KILN_CPU_OP_BINARY, a, &d) && d.params.binary.kind == kind;
+}
+
+/* Node c is Mul(a, b) in either order, a != b. */
+static bool is_mul_of(aot_lowering *L, int64_t c, int32_t a, int32_t b)
+{
+    return is_binary_of(L, c, KILN_CPU_BIN_MUL, a, b);
 }
 
 static void absorb(aot_lowering *L, int64_t c, int32_t *y)
@@ -319,6 +327,52 @@ static bool fuse_gelu(aot_lowering *L, size_t k, kiln_cpu_act *act, int32_t *y)
     return false;
 }
 
+/* Node c is Mul(v, s) or Mul(s, v) with s a constant scalar within near() of `want`. */
+static bool is_scaled_by(aot_lowering *L, int64_t c, int32_t v, double want)
+{
+    float s;
+    return binary_with_scalar(L, c, v, KILN_CPU_BIN_MUL, false, &s) && near(s, want);
+}
+
+/* y read by Mul(y, y) -> Mul(y, .) -> Mul(0.044715) -> Add(y, .) -> Mul(sqrt(2/pi)) -> Tanh ->
+   Add(1) -> Mul(y, .) -> Mul(0.5): the tanh form of GELU that PyTorch exports (GPT-2's,
+   approximate="tanh"). y has five reading slots: two in the square, one each in the cube, the
+   inner sum and the final product; everything else reads only the chain's previous value. */
+static bool fuse_gelu_tanh(aot_lowering *L, size_t k, kiln_cpu_act *act, int32_t *y)
+{
+    int64_t r[5];
+    aot_step_desc d;
+    float s;
+    if (!readers(L, k, *y, r, 5)) return false;
+    /* The square comes first in node order: every other reader depends on it. */
+    int64_t sq = r[0];
+    const kiln_cpu_aot_node *sq_node = &L->g->nodes[sq];
+    if (r[1] != sq || sq_node->inputs[0] != *y || sq_node->inputs[1] != *y ||
+        !describe_as(L, sq, KILN_CPU_OP_BINARY, *y, &d) || d.params.binary.kind != KILN_CPU_BIN_MUL)
+        return false;
+    int64_t cube = only_reader(L, k, output_of(L, sq));
+    if (!is_mul_of(L, cube, *y, output_of(L, sq))) return false;
+    int64_t cubic = only_reader(L, k, output_of(L, cube));
+    if (!is_scaled_by(L, cubic, output_of(L, cube), 0.044715)) return false;
+    int64_t inner = only_reader(L, k, output_of(L, cubic));
+    if (!is_binary_of(L, inner, KILN_CPU_BIN_ADD, *y, output_of(L, cubic))) return false;
+    int64_t scaled = only_reader(L, k, output_of(L, inner));
+    if (!is_scaled_by(L, scaled, output_of(L, inner), sqrt(2.0 / 3.14159265358979323846))) return false;
+    int64_t tanh_node = only_reader(L, k, output_of(L, scaled));
+    if (!is_act(L, tanh_node, output_of(L, scaled), KILN_CPU_ACT_TANH, &d)) return false;
+    int64_t add = only_reader(L, k, output_of(L, tanh_node));
+    if (!binary_with_scalar(L, add, output_of(L, tanh_node), KILN_CPU_BIN_ADD, false, &s) || s != 1.0f) return false;
+    int64_t mul = only_reader(L, k, output_of(L, add));
+    if (!is_mul_of(L, mul, *y, output_of(L, add))) return false;
+    int64_t half = only_reader(L, k, output_of(L, mul));
+    if (!binary_with_scalar(L, half, output_of(L, mul), KILN_CPU_BIN_MUL, false, &s) || s != 0.5f) return false;
+    *act = (kiln_cpu_act){.kind = KILN_CPU_ACT_GELU_TANH};
+    L->absorbed[sq] = L->absorbed[cube] = L->absorbed[cubic] = L->absorbed[inner] = L->absorbed[scaled] = true;
+    L->absorbed[tanh_node] = L->absorbed[add] = L->absorbed[mul] = true;
+    absorb(L, half, y);
+    return true;
+}
+
 /* Sigmoid(x) read only by Mul(x, sigmoid(x)): one UNARY SiLU. */
 static bool fuse_sigmoid_mul(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y)
 {
@@ -451,7 +505,8 @@ void aot_fuse_node(aot_lowering *L, size_t k, aot_step_desc *d, int32_t *y)
     }
     if (fuse_sigmoid_mul(L, k, d, y)) return;
     kiln_cpu_act *act = aot_step_act(d);
-    if (act && act->kind == KILN_CPU_ACT_NONE && !fuse_single_act(L, k, act, y) && !fuse_silu(L, k, act, y))
-        fuse_gelu(L, k, act, y);
+    if (act && act->kind == KILN_CPU_ACT_NONE && !fuse_single_act(L, k, act, y) && !fuse_silu(L, k, act, y) &&
+        !fuse_gelu(L, k, act, y))
+        fuse_gelu_tanh(L, k, act, y);
     if (d->op == KILN_CPU_OP_GEMM) fuse_output_transpose(L, k, d, y);
 }
