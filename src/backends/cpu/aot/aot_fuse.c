@@ -105,14 +105,19 @@ static bool binary_with_scalar(aot_lowering *L, int64_t c, int32_t v, uint32_t k
     return true;
 }
 
-/* Node c is `kind`(a, b) in either order, a != b. */
-static bool is_binary_of(aot_lowering *L, int64_t c, uint32_t kind, int32_t a, int32_t b)
+/* Node c is `kind`(a, b) in either order (a == b: `kind`(a, a)). */
+static bool is_binary_pair(aot_lowering *L, int64_t c, uint32_t kind, int32_t a, int32_t b)
 {
     aot_step_desc d;
     const kiln_cpu_aot_node *n = c >= 0 ? &L->g->nodes[c] : NULL;
-    if (!n || a == b || !((n->inputs[0] == a && n->inputs[1] == b) || (n->inputs[0] == b && n->inputs[1] == a)))
-        return false;
+    if (!n || !((n->inputs[0] == a && n->inputs[1] == b) || (n->inputs[0] == b && n->inputs[1] == a))) return false;
     return describe_as(L, c, KILN_CPU_OP_BINARY, a, &d) && d.params.binary.kind == kind;
+}
+
+/* Node c is `kind`(a, b) in either order, a != b. */
+static bool is_binary_of(aot_lowering *L, int64_t c, uint32_t kind, int32_t a, int32_t b)
+{
+    return a != b && is_binary_pair(L, c, kind, a, b);
 }
 
 /* Node c is Mul(a, b) in either order, a != b. */
@@ -346,10 +351,7 @@ static bool fuse_gelu_tanh(aot_lowering *L, size_t k, kiln_cpu_act *act, int32_t
     if (!readers(L, k, *y, r, 5)) return false;
     /* The square comes first in node order: every other reader depends on it. */
     int64_t sq = r[0];
-    const kiln_cpu_aot_node *sq_node = &L->g->nodes[sq];
-    if (r[1] != sq || sq_node->inputs[0] != *y || sq_node->inputs[1] != *y ||
-        !describe_as(L, sq, KILN_CPU_OP_BINARY, *y, &d) || d.params.binary.kind != KILN_CPU_BIN_MUL)
-        return false;
+    if (r[1] != sq || !is_binary_pair(L, sq, KILN_CPU_BIN_MUL, *y, *y)) return false;
     int64_t cube = only_reader(L, k, output_of(L, sq));
     if (!is_mul_of(L, cube, *y, output_of(L, sq))) return false;
     int64_t cubic = only_reader(L, k, output_of(L, cube));
